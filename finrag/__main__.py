@@ -1,0 +1,3 @@
+from finrag.cli.app import main
+
+main()

@@ -1,0 +1,100 @@
+"""The `finrag` command: root options, command groups, and the one error boundary."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from finrag import __version__
+from finrag.cli import config_cmd, db_cmd, doctor_cmd
+from finrag.cli.render import err, print_error
+from finrag.cli.state import AppState
+from finrag.errors import ExitCode, FinragError
+
+app = typer.Typer(
+    name="finrag",
+    help="Grounded, cited answers over financial filings, local and offline.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,  # main() is the error boundary
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(config_cmd.app, name="config")
+app.add_typer(db_cmd.app, name="db")
+app.command("doctor")(doctor_cmd.doctor)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"finrag {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config", help="Settings file (TOML). Default: ~/.config/finrag/config.toml."
+        ),
+    ] = None,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks and debug logs on stderr.")
+    ] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    ctx.obj = AppState(config_file=config, debug=debug)
+    if debug:
+        logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s", stream=sys.stderr)
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    # SystemExit runs atexit hooks: the embedded server's client count stays right.
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI and map every failure to a message and an exit code."""
+    signal.signal(signal.SIGTERM, _terminate)
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    command = typer.main.get_command(app)
+    try:
+        # Outside standalone mode click *returns* the code of a typer.Exit.
+        result = command.main(args=argv, prog_name="finrag", standalone_mode=False)
+    except FinragError as exc:
+        if debug:
+            traceback.print_exc()
+        print_error(exc.message, exc.hint)
+        sys.exit(int(exc.exit_code))
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.TyperException as exc:  # usage errors: bad option, unknown command
+        show = getattr(exc, "show", None)
+        if show is not None:
+            show()
+        else:
+            print_error(str(exc))
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, typer.Abort):
+        err.print("interrupted")
+        sys.exit(ExitCode.INTERRUPTED)
+    except Exception as exc:  # a bug: say so plainly, never dump locals
+        if debug:
+            traceback.print_exc()
+        print_error(
+            f"{type(exc).__name__}: {exc}",
+            "rerun with --debug for the traceback, and report it",
+            label="internal error",
+        )
+        sys.exit(ExitCode.FAILED)
+    sys.exit(result if isinstance(result, int) else ExitCode.OK)

