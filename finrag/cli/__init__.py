@@ -1,0 +1,1 @@
+"""The command line: parse, call the core, render. Nothing else lives here."""
