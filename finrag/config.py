@@ -58,7 +58,36 @@ class EmbedSettings(BaseModel):
     dimension: int | None = Field(
         None, ge=8, le=4096, description="Vector size of the 'hash' test embedder."
     )
-    batch_size: int = Field(32, ge=1, le=1024, description="Texts embedded per batch.")
+    batch_size: int = Field(16, ge=1, le=1024, description="Texts embedded per batch.")
+    runtime: Literal["onnx", "torch"] = Field(
+        "onnx",
+        description="onnx: the same weights exported once and checked against torch (faster).",
+    )
+    threads: int = Field(0, ge=0, le=256, description="Threads for embedding; 0 = up to 2.")
+
+
+class IngestSettings(BaseModel):
+    """How filings become chunks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    parser: Literal["pymupdf", "marker", "llamaparse"] = Field(
+        "pymupdf", description="PDF parser; marker and llamaparse are optional extras."
+    )
+    max_tokens: int | None = Field(
+        None,
+        ge=32,
+        le=8192,
+        description="Chunk size cap in embedder tokens; default: all the embedder reads.",
+    )
+    min_tokens: int = Field(64, ge=0, le=1024, description="Smaller sections merge onward.")
+    overlap_tokens: int = Field(32, ge=0, le=256, description="Whole sentences repeated.")
+    workers: int = Field(
+        1,
+        ge=0,
+        le=16,
+        description="Parser processes running beside embedding; 0 parses in-process.",
+    )
 
 
 class LLMSettings(BaseModel):
@@ -96,6 +125,7 @@ class Settings(BaseSettings):
         description="postgresql:// URL of an external Postgres with pgvector; unset = embedded.",
     )
     embed: EmbedSettings = Field(default_factory=EmbedSettings, description="Embeddings.")
+    ingest: IngestSettings = Field(default_factory=IngestSettings, description="Ingestion.")
     llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model.")
 
     @property

@@ -149,7 +149,7 @@ def _check_embedder(settings: Settings) -> Check:
     from finrag.embed import get_embedder
 
     started = time.perf_counter()
-    embedder = get_embedder(settings.embed)
+    embedder = get_embedder(settings.embed, settings.models_dir)
     vectors = embedder.embed(["Total net revenue was $9.6 billion."])
     elapsed = time.perf_counter() - started
     return Check(

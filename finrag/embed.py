@@ -32,9 +32,14 @@ class EmbedderSpec:
 
 class Embedder(Protocol):
     spec: EmbedderSpec
+    max_tokens: int  # longer input would be truncated by the model: chunks must fit
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One row per text, L2-normalized, float32."""
+        ...
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Tokens per text as the model counts them, special tokens included."""
         ...
 
 
@@ -44,8 +49,13 @@ class HashEmbedder:
     Texts sharing words get similar vectors, so retrieval tests stay meaningful.
     """
 
+    max_tokens = 256
+
     def __init__(self, dimension: int = 64) -> None:
         self.spec = EmbedderSpec(f"hash:{dimension}", dimension)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        return [len(re.findall(r"\w+|[^\w\s]", t)) + 2 for t in texts]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
@@ -70,7 +80,21 @@ class SentenceTransformerEmbedder:
             f"sentence-transformers:{model}", _pooling_dimension(self.model_path)
         )
         self.batch_size = batch_size
+        self.max_tokens = _max_seq_length(self.model_path)
         self._model = None
+        self._tokenizer = None
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(self.model_path / "tokenizer.json"))
+            # The shipped tokenizer.json has truncation and padding baked in: counts would lie.
+            tokenizer.no_truncation()
+            tokenizer.no_padding()
+            self._tokenizer = tokenizer
+        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=True)
+        return [len(e.ids) for e in encodings]
 
     def _load(self):
         if self._model is None:
@@ -130,6 +154,13 @@ def resolve_model_path(model: str) -> Path:
     return path
 
 
+def _max_seq_length(model_path: Path) -> int:
+    config = model_path / "sentence_bert_config.json"
+    if config.is_file():
+        return int(json.loads(config.read_text()).get("max_seq_length", 256))
+    return 256
+
+
 def _pooling_dimension(model_path: Path) -> int:
     for name, key in (
         ("1_Pooling/config.json", "word_embedding_dimension"),
@@ -148,8 +179,23 @@ def describe_embedder(settings: EmbedSettings) -> EmbedderSpec:
     return get_embedder(settings).spec
 
 
-def get_embedder(settings: EmbedSettings) -> Embedder:
-    """The configured embedder; cheap until its first ``embed`` call."""
+def get_embedder(settings: EmbedSettings, models_dir: Path | None = None) -> Embedder:
+    """The configured embedder; cheap until its first ``embed`` call.
+
+    With ``models_dir`` (where an exported ONNX graph may be kept) and the onnx
+    runtime selected, the model runs on onnxruntime; otherwise on torch.
+    """
     if settings.backend == "hash":
         return HashEmbedder(settings.dimension or 64)
+    if settings.runtime == "onnx" and models_dir is not None:
+        from finrag.embed_onnx import OnnxEmbedder, supports_onnx
+
+        model_path = resolve_model_path(settings.model)
+        if supports_onnx(model_path):
+            return OnnxEmbedder(
+                settings.model,
+                models_dir=models_dir,
+                batch_size=settings.batch_size,
+                threads=settings.threads,
+            )
     return SentenceTransformerEmbedder(settings.model, batch_size=settings.batch_size)

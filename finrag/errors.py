@@ -63,3 +63,13 @@ class EmbeddingMismatch(DatabaseError):
 
 class ModelNotAvailable(FinragError):
     exit_code = ExitCode.MODEL
+
+
+class DocumentParseError(FinragError):
+    """A file could not be turned into text: corrupt, encrypted, image-only, empty."""
+
+
+class ParserUnavailable(FinragError):
+    """An optional parser is not installed, not configured, or cannot reach its service."""
+
+    exit_code = ExitCode.MODEL

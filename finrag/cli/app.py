@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from finrag import __version__
-from finrag.cli import config_cmd, db_cmd, doctor_cmd
+from finrag.cli import config_cmd, db_cmd, docs_cmd, doctor_cmd, ingest_cmd
 from finrag.cli.render import err, print_error
 from finrag.cli.state import AppState
 from finrag.errors import ExitCode, FinragError
@@ -25,6 +25,8 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+app.command("ingest")(ingest_cmd.ingest_command)
+app.add_typer(docs_cmd.app, name="docs")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(db_cmd.app, name="db")
 app.command("doctor")(doctor_cmd.doctor)

@@ -1,0 +1,106 @@
+"""`finrag docs`: what the store holds, one document in detail, and removal."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from finrag.cli.render import err, out, print_json
+from finrag.cli.state import app_state
+from finrag.db import open_store
+from finrag.db.documents import get_document, list_documents, remove_document
+from finrag.errors import UsageError
+
+app = typer.Typer(help="List, show and remove ingested documents.", no_args_is_help=True)
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def _period(doc) -> str:
+    if doc.fiscal_year is None:
+        return ""
+    return f"FY{doc.fiscal_year}" + (f" Q{doc.fiscal_quarter}" if doc.fiscal_quarter else "")
+
+
+@app.command("list")
+def list_command(ctx: typer.Context, as_json: JsonOption = False) -> None:
+    """Every ingested document with its company, form, period and size."""
+    store = open_store(app_state(ctx).settings)
+    try:
+        with store.connect() as conn:
+            docs = list_documents(conn)
+    finally:
+        store.close()
+    if as_json:
+        print_json([d.as_dict() for d in docs])
+        return
+    if not docs:
+        err.print("no documents yet: `finrag ingest PATH` adds some")
+        return
+    table = Table()
+    for column in ("id", "company", "ticker", "form", "period", "pages", "chunks", "path"):
+        table.add_column(column)
+    for d in docs:
+        table.add_row(
+            str(d.id),
+            d.company or "",
+            d.ticker or "",
+            d.form_type or "",
+            _period(d),
+            str(d.pages or ""),
+            str(d.chunks),
+            d.path,
+        )
+    out.print(table)
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    ref: Annotated[str, typer.Argument(help="Document id, path, or file name.")],
+    as_json: JsonOption = False,
+) -> None:
+    """One document: metadata and where each field came from, chunk counts."""
+    store = open_store(app_state(ctx).settings)
+    try:
+        with store.connect() as conn:
+            doc = get_document(conn, ref)
+    finally:
+        store.close()
+    if doc is None:
+        raise UsageError(f"no document {ref!r}", hint="see `finrag docs list`")
+    if as_json:
+        print_json(doc.as_dict())
+        return
+    for key, value in doc.as_dict().items():
+        out.print(f"{key:>16}: {value}", highlight=False)
+
+
+@app.command("rm")
+def rm(
+    ctx: typer.Context,
+    refs: Annotated[list[str], typer.Argument(help="Document ids, paths, or file names.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Remove documents with all their chunks and vectors."""
+    store = open_store(app_state(ctx).settings)
+    removed = []
+    try:
+        with store.connect() as conn:
+            docs = []
+            for ref in refs:
+                doc = get_document(conn, ref)
+                if doc is None:
+                    raise UsageError(f"no document {ref!r}", hint="nothing was removed")
+                docs.append(doc)
+            with conn.transaction():
+                for doc in docs:
+                    remove_document(conn, doc.id)
+                    removed.append({"id": doc.id, "path": doc.path, "chunks": doc.chunks})
+    finally:
+        store.close()
+    if as_json:
+        print_json({"removed": removed})
+    for r in removed:
+        err.print(f"removed {r['path']} ({r['chunks']} chunks)", highlight=False)

@@ -1,0 +1,148 @@
+"""Documents and their chunks in the store: written whole, replaced whole, removed whole."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from finrag.ingest.chunk import Chunk
+
+
+@dataclass
+class StoredDocument:
+    id: int
+    path: str
+    sha256: str
+    pipeline_hash: str
+    parser: str
+    company: str | None
+    ticker: str | None
+    form_type: str | None
+    fiscal_year: int | None
+    fiscal_quarter: int | None
+    period_end: date | None
+    pages: int | None
+    chunks: int
+    tables: int
+    metadata_source: dict[str, str]
+    ingested_at: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            k: (v.isoformat() if isinstance(v, date | datetime) else v)
+            for k, v in self.__dict__.items()
+        }
+
+
+_SELECT = """
+SELECT d.id, d.path, d.sha256, d.pipeline_hash, d.parser, c.name, c.ticker, d.form_type,
+       d.fiscal_year, d.fiscal_quarter, d.period_end, d.pages,
+       (SELECT count(*) FROM chunks k WHERE k.document_id = d.id),
+       (SELECT count(*) FROM chunks k WHERE k.document_id = d.id AND k.kind = 'table'),
+       d.metadata_source, d.ingested_at
+FROM documents d LEFT JOIN companies c ON c.id = d.company_id
+"""
+
+
+def list_documents(conn: psycopg.Connection) -> list[StoredDocument]:
+    rows = conn.execute(_SELECT + " ORDER BY c.name NULLS LAST, d.fiscal_year, d.path").fetchall()
+    return [StoredDocument(*row) for row in rows]
+
+
+def get_document(conn: psycopg.Connection, ref: str) -> StoredDocument | None:
+    """By id, by exact path, or by a unique path suffix ('3M_2018_10K.pdf')."""
+    if ref.isdigit():
+        row = conn.execute(_SELECT + " WHERE d.id = %s", (int(ref),)).fetchone()
+        return StoredDocument(*row) if row else None
+    rows = conn.execute(
+        _SELECT + " WHERE d.path = %s OR d.path LIKE %s ORDER BY (d.path = %s) DESC LIMIT 2",
+        (ref, "%/" + ref.lstrip("/").replace("%", r"\%").replace("_", r"\_"), ref),
+    ).fetchall()
+    if not rows:
+        return None
+    if len(rows) > 1 and rows[0][1] != ref:
+        from finrag.errors import UsageError
+
+        raise UsageError(
+            f"{ref!r} matches more than one document",
+            hint="give the id or the full path (see `finrag docs list`)",
+        )
+    return StoredDocument(*rows[0])
+
+
+def find_state(conn: psycopg.Connection, path: str) -> tuple[int, str, str] | None:
+    """(id, sha256, pipeline_hash) of the document ingested from ``path``."""
+    return conn.execute(
+        "SELECT id, sha256, pipeline_hash FROM documents WHERE path = %s", (path,)
+    ).fetchone()
+
+
+def find_duplicate(conn: psycopg.Connection, sha256: str, path: str) -> str | None:
+    row = conn.execute(
+        "SELECT path FROM documents WHERE sha256 = %s AND path <> %s LIMIT 1", (sha256, path)
+    ).fetchone()
+    return row[0] if row else None
+
+
+def write_document(
+    conn: psycopg.Connection,
+    *,
+    fields: dict[str, Any],
+    chunks: Sequence[Chunk],
+    vectors: np.ndarray,
+) -> int:
+    """Insert a document and its chunks, replacing any earlier version at the same path.
+
+    Runs inside the caller's transaction: either all of it lands or none.
+    """
+    conn.execute("DELETE FROM documents WHERE path = %s", (fields["path"],))
+    doc_id = conn.execute(
+        """
+        INSERT INTO documents (path, sha256, pipeline_hash, parser, company_id, form_type,
+                               fiscal_year, fiscal_quarter, period_end, metadata_source, pages)
+        VALUES (%(path)s, %(sha256)s, %(pipeline_hash)s, %(parser)s, %(company_id)s,
+                %(form_type)s, %(fiscal_year)s, %(fiscal_quarter)s, %(period_end)s,
+                %(metadata_source)s, %(pages)s)
+        RETURNING id
+        """,
+        {**fields, "metadata_source": json.dumps(fields["metadata_source"])},
+    ).fetchone()[0]
+    with (
+        conn.cursor() as cur,
+        cur.copy(
+            "COPY chunks (document_id, ordinal, kind, page_start, page_end, section_path, content, "
+            "embed_text, tokens, embedding) FROM STDIN WITH (FORMAT BINARY)"
+        ) as copy,
+    ):
+        copy.set_types(
+            ["int8", "int4", "text", "int4", "int4", "text[]", "text", "text", "int4", "vector"]
+        )
+        for chunk, vector in zip(chunks, vectors, strict=True):
+            copy.write_row(
+                [
+                    doc_id,
+                    chunk.ordinal,
+                    chunk.kind,
+                    chunk.page_start,
+                    chunk.page_end,
+                    chunk.section_path,
+                    chunk.content,
+                    chunk.embed_text,
+                    chunk.tokens,
+                    vector,
+                ]
+            )
+    return doc_id
+
+
+def remove_document(conn: psycopg.Connection, doc_id: int) -> None:
+    """Delete a document; its chunks and vectors go with it (ON DELETE CASCADE)."""
+    conn.execute("DELETE FROM documents WHERE id = %s", (doc_id,))

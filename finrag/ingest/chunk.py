@@ -1,0 +1,303 @@
+"""Markdown pages -> section-aware text chunks and one chunk (or more) per table.
+
+Parts and Items (10-K/10-Q) and Markdown headings bound chunks; every chunk knows
+its heading path and pages; sentences are never split (a 'sentence' longer than the
+model reads is cut at clauses and counted); small sub-sections merge into the next
+one; every chunk's embedded text fits the embedder, measured with its tokenizer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from finrag.ingest.boilerplate import remove_boilerplate
+from finrag.ingest.parse import ParsedDocument
+from finrag.ingest.sentences import split_clauses, split_sentences
+from finrag.ingest.tables import find_units, parse_markdown_table, split_table
+
+CHUNKER_VERSION = 1
+
+_MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*$")
+_PART = re.compile(r"^PART\s+(I|II|III|IV)\b", re.I)
+_ITEM = re.compile(r"^ITEM\s+(\d{1,2}[A-C]?)\b\.?", re.I)
+_MAX_PATH_DEPTH = 4
+_TITLE_MAX_CHARS = 160
+_SAFETY_TOKENS = 4  # joining units can merge or split a word-piece at the seams
+
+CountTokens = Callable[[Sequence[str]], list[int]]
+
+
+@dataclass
+class Block:
+    kind: str  # heading | paragraph | table
+    text: str
+    page: int
+    level: int = 0  # headings: 1 Part, 2 Item, 3+ sub-headings
+
+
+@dataclass
+class Chunk:
+    ordinal: int
+    kind: str  # text | table
+    page_start: int
+    page_end: int
+    section_path: list[str]
+    content: str
+    embed_text: str
+    tokens: int
+
+
+@dataclass
+class ChunkStats:
+    text_chunks: int = 0
+    table_chunks: int = 0
+    dropped: Counter = field(default_factory=Counter)  # boilerplate removed, by kind
+    clause_splits: int = 0  # sentences longer than the model reads, cut at clauses
+    table_summaries_cut: int = 0  # a single table row longer than the model reads
+
+
+def heading_level(text: str, markdown_level: int) -> int:
+    if _PART.match(text):
+        return 1
+    if _ITEM.match(text):
+        return 2
+    return max(3, markdown_level)
+
+
+def to_blocks(parsed: ParsedDocument) -> list[Block]:
+    blocks: list[Block] = []
+    for page in parsed.pages:
+        for raw in re.split(r"\n\s*\n", page.markdown):
+            text = raw.strip()
+            if not text:
+                continue
+            lines = text.splitlines()
+            if all(ln.lstrip().startswith("|") for ln in lines) and len(lines) >= 2:
+                blocks.append(Block("table", text, page.number))
+                continue
+            if len(lines) == 1 and (m := _MD_HEADING.match(text)):
+                title = re.sub(r"\s+", " ", m.group(2)).strip()
+                if title:
+                    blocks.append(
+                        Block("heading", title, page.number, heading_level(title, len(m.group(1))))
+                    )
+                continue
+            paragraph = " ".join(ln.strip() for ln in lines) if not _is_list(lines) else text
+            if len(paragraph) < 200 and (_PART.match(paragraph) or _ITEM.match(paragraph)):
+                paragraph = re.sub(r"\s+", " ", paragraph)
+                blocks.append(Block("heading", paragraph, page.number, heading_level(paragraph, 0)))
+            else:
+                blocks.append(Block("paragraph", paragraph, page.number))
+    return blocks
+
+
+def _is_list(lines: list[str]) -> bool:
+    return sum(bool(re.match(r"\s*([-*•●]|\d+\.)\s", ln)) for ln in lines) >= 2
+
+
+@dataclass
+class _Unit:
+    text: str
+    tokens: int
+    page: int
+    paragraph: int  # units of one paragraph join with a space, others with a blank line
+
+
+class Chunker:
+    def __init__(
+        self,
+        count_tokens: CountTokens,
+        *,
+        max_tokens: int,
+        min_tokens: int = 64,
+        overlap_tokens: int = 32,
+    ) -> None:
+        self.count = count_tokens
+        self.max_tokens = max_tokens
+        self.min_tokens = min_tokens
+        self.overlap_tokens = overlap_tokens
+
+    def chunk(self, parsed: ParsedDocument) -> tuple[list[Chunk], ChunkStats]:
+        stats = ChunkStats()
+        blocks, dropped = remove_boilerplate(to_blocks(parsed), len(parsed.pages))
+        stats.dropped.update(dropped)
+        chunks: list[Chunk] = []
+        path: list[tuple[int, str]] = []
+        units: list[_Unit] = []
+        unit_path: list[str] = []
+        paragraph_no = 0
+
+        def emit(
+            kind: str,
+            content: str,
+            embed_text: str,
+            tokens: int,
+            pages: list[int],
+            section: list[str],
+        ) -> None:
+            chunks.append(
+                Chunk(
+                    len(chunks),
+                    kind,
+                    min(pages),
+                    max(pages),
+                    list(section),
+                    content,
+                    embed_text,
+                    tokens,
+                )
+            )
+            if kind == "text":
+                stats.text_chunks += 1
+            else:
+                stats.table_chunks += 1
+
+        def flush(keep_overlap: bool) -> None:
+            nonlocal units
+            if not units:
+                return
+            content = _join(units)
+            embed_text = _embed_text(unit_path, content)
+            tokens = self.count([embed_text])[0]
+            while tokens > self.max_tokens and len(units) > 1:  # rare seam effects
+                carry = units.pop()
+                content = _join(units)
+                embed_text = _embed_text(unit_path, content)
+                tokens = self.count([embed_text])[0]
+                emit("text", content, embed_text, tokens, [u.page for u in units], unit_path)
+                units = [carry]
+                content = _join(units)
+                embed_text = _embed_text(unit_path, content)
+                tokens = self.count([embed_text])[0]
+            emit("text", content, embed_text, tokens, [u.page for u in units], unit_path)
+            if keep_overlap and self.overlap_tokens > 0:
+                carried: list[_Unit] = []
+                total = 0
+                for unit in reversed(units):
+                    if total + unit.tokens > self.overlap_tokens:
+                        break
+                    carried.insert(0, unit)
+                    total += unit.tokens
+                units = carried
+            else:
+                units = []
+
+        def used() -> int:
+            return sum(u.tokens for u in units)
+
+        for index, block in enumerate(blocks):
+            if block.kind == "heading":
+                hard = block.level <= 2
+                if hard or used() >= self.min_tokens:
+                    flush(keep_overlap=False)
+                path = [(lvl, t) for lvl, t in path if lvl < block.level][: _MAX_PATH_DEPTH - 1]
+                path.append((block.level, block.text))
+                section = [t for _, t in path]
+                # A small section merging into the next keeps only the path both share.
+                unit_path = _common_prefix(unit_path, section) if units else section
+                continue
+            if block.kind == "table":
+                flush(keep_overlap=False)
+                unit_path = [t for _, t in path]
+                self._emit_table(block, blocks[max(0, index - 2) : index], unit_path, emit, stats)
+                continue
+            paragraph_no += 1
+            budget = self.max_tokens - self._path_tokens(unit_path) - _SAFETY_TOKENS
+            for unit in self._units(block, paragraph_no, budget, stats):
+                if units and used() + unit.tokens > budget:
+                    flush(keep_overlap=True)
+                    if used() + unit.tokens > budget:  # no room for overlap beside this one
+                        units.clear()
+                units.append(unit)
+        flush(keep_overlap=False)
+        return chunks, stats
+
+    def _path_tokens(self, section: list[str]) -> int:
+        return self.count([" > ".join(section)])[0] if section else 0
+
+    def _units(self, block: Block, paragraph: int, budget: int, stats: ChunkStats) -> list[_Unit]:
+        whole = self.count([block.text])[0] - 2
+        if whole <= budget:
+            return [_Unit(block.text, whole, block.page, paragraph)]
+        pieces: list[str] = []
+        for sentence in split_sentences(block.text):
+            if self.count([sentence])[0] - 2 <= budget:
+                pieces.append(sentence)
+                continue
+            stats.clause_splits += 1
+            for clause in split_clauses(sentence):
+                pieces.extend(self._words_within(clause, budget))
+        counts = self.count(pieces) if pieces else []
+        return [_Unit(p, c - 2, block.page, paragraph) for p, c in zip(pieces, counts, strict=True)]
+
+    def _words_within(self, text: str, budget: int) -> list[str]:
+        """Greedy runs of words under ``budget`` tokens: for clauses still too long."""
+        if self.count([text])[0] - 2 <= budget:
+            return [text]
+        out, current = [], []
+        for word in text.split():
+            trial = " ".join([*current, word])
+            if current and self.count([trial])[0] - 2 > budget:
+                out.append(" ".join(current))
+                current = [word]
+            else:
+                current.append(word)
+        if current:
+            out.append(" ".join(current))
+        return out
+
+    def _emit_table(
+        self, block: Block, before: list[Block], section: list[str], emit, stats: ChunkStats
+    ) -> None:
+        table = parse_markdown_table(block.text)
+        if table is None:  # malformed: keep it as text rather than lose it
+            emit("text", block.text, block.text, self.count([block.text])[0], [block.page], section)
+            return
+        titles = [
+            b.text
+            for b in before
+            if b.page == block.page and b.kind != "table" and len(b.text) <= _TITLE_MAX_CHARS
+        ]
+        # The heading right above a statement is usually its title: say it once.
+        title = " ".join(t for t in titles[-2:] if not section or t != section[-1])
+        units = find_units(
+            title, " ".join(table.header), " ".join(" ".join(r) for r in table.rows[:2])
+        )
+        context = " > ".join(section)
+        for part in split_table(
+            table,
+            title=title,
+            units=units,
+            context=context,
+            max_tokens=self.max_tokens,
+            count_tokens=self.count,
+        ):
+            stats.table_summaries_cut += part.summary_cut
+            emit("table", part.content, part.embed_text, part.tokens, [block.page], section)
+
+
+def _join(units: list[_Unit]) -> str:
+    out: list[str] = []
+    for i, unit in enumerate(units):
+        if i and unit.paragraph != units[i - 1].paragraph:
+            out.append("\n\n")
+        elif i:
+            out.append(" ")
+        out.append(unit.text)
+    return "".join(out)
+
+
+def _embed_text(section: list[str], content: str) -> str:
+    return f"{' > '.join(section)}\n{content}" if section else content
+
+
+def _common_prefix(a: list[str], b: list[str]) -> list[str]:
+    out = []
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        out.append(x)
+    return out

@@ -1,0 +1,210 @@
+"""Company, ticker, form, fiscal year and quarter: from the path, the content, or the user.
+
+Each field records where it came from. Precedence: an explicit override, then what
+the filing declares in machine-readable form (EDGAR's dei: facts), then the folder
+layout and file name, then what the cover page text says.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+
+from finrag.ingest.parse import ParsedDocument
+
+FIELDS = ("company", "ticker", "form_type", "fiscal_year", "fiscal_quarter", "period_end")
+
+_FORMS = {
+    "10K": "10-K",
+    "10-K": "10-K",
+    "10Q": "10-Q",
+    "10-Q": "10-Q",
+    "8K": "8-K",
+    "8-K": "8-K",
+    "20F": "20-F",
+    "20-F": "20-F",
+    "40F": "40-F",
+    "40-F": "40-F",
+    "6K": "6-K",
+    "6-K": "6-K",
+    "EARNINGS": "EARNINGS",
+    "ANNUAL": "ANNUAL REPORT",
+    "ANNUALREPORT": "ANNUAL REPORT",
+    "10-K405": "10-K",
+    "10-KT": "10-K",
+    "10-K/A": "10-K",
+    "10-Q/A": "10-Q",
+}
+_FORM_TOKEN = r"(10-?K|10-?Q|8-?K|20-?F|40-?F|6-?K|EARNINGS|ANNUAL(?:REPORT)?)"  # noqa: S105  (a regex, not a password)
+# COMPANY_2023Q2_10Q.pdf, COMPANY_2022_10K.pdf, COMPANY_2023_8K_dated-2023-05-30.pdf
+_FINANCEBENCH = re.compile(
+    rf"^(?P<company>.+?)_(?P<year>(?:19|20)\d\d)(?:Q(?P<quarter>[1-4]))?_(?P<form>{_FORM_TOKEN})"
+    r"(?:_dated-(?P<dated>\d{4}-\d\d-\d\d))?$",
+    re.I,
+)
+# aapl-10-k-2024-11-01.html (EDGAR's own names: ticker, form, filing date)
+_EDGAR = re.compile(
+    rf"^(?P<ticker>[a-z]{{1,5}})-(?P<form>{_FORM_TOKEN})-(?P<dated>\d{{4}}-\d\d-\d\d)$", re.I
+)
+# 10Q-Q2-2023.pdf, 10K_2022.pdf
+_FORM_FILE = re.compile(
+    rf"^(?P<form>{_FORM_TOKEN})(?:[-_ ]?Q(?P<quarter>[1-4]))?[-_ ]?(?P<year>(?:19|20)\d\d)$", re.I
+)
+_YEAR_ONLY = re.compile(r"^(?:FY)?(?P<year>(?:19|20)\d\d)(?:[-_ ]?Q(?P<quarter>[1-4]))?$", re.I)
+_TICKER_DIR = re.compile(r"^[A-Z]{1,5}$")
+_FORMISH_DIR = re.compile(rf"^{_FORM_TOKEN}(?:[-_ ]{_FORM_TOKEN})*$", re.I)
+
+_COVER_FORM = re.compile(r"\bFORM\s+(10-K|10-Q|8-K|20-F|40-F)\b", re.I)
+_COVER_PERIOD = re.compile(
+    r"for the (fiscal year|quarterly period|year) ended:?\s+([A-Z][a-z]+\.?\s+\d{1,2}\s*,\s*\d{4})",
+    re.I,
+)
+_COVER_REGISTRANT = re.compile(
+    r"([^\n]{2,120}?)\s*\n?[^\n]{0,40}\(\s*Exact name of registrant as specified in its charter",
+    re.I,
+)
+
+
+@dataclass
+class DocumentMetadata:
+    company: str | None = None
+    ticker: str | None = None
+    form_type: str | None = None
+    fiscal_year: int | None = None
+    fiscal_quarter: int | None = None
+    period_end: date | None = None
+    sources: dict[str, str] = field(default_factory=dict)  # field -> path|declared|content|override
+    company_aliases: list[str] = field(default_factory=list)  # every name seen for the company
+
+
+def _form(token: str | None) -> str | None:
+    if not token:
+        return None
+    return _FORMS.get(token.upper().replace(" ", ""), token.upper())
+
+
+def from_path(path: Path, root: Path) -> dict[str, object]:
+    """What the file name and the folders between ``root`` and it say."""
+    out: dict[str, object] = {}
+    stem = path.stem
+    if m := _FINANCEBENCH.match(stem):
+        out["company"] = m["company"].replace("_", " ")
+        out["fiscal_year"] = int(m["year"])
+        if m["quarter"]:
+            out["fiscal_quarter"] = int(m["quarter"])
+        out["form_type"] = _form(m["form"])
+    elif m := _EDGAR.match(stem):
+        out["ticker"] = m["ticker"].upper()
+        out["form_type"] = _form(m["form"])
+    elif m := _FORM_FILE.match(stem):
+        out["form_type"] = _form(m["form"])
+        out["fiscal_year"] = int(m["year"])
+        if m["quarter"]:
+            out["fiscal_quarter"] = int(m["quarter"])
+    elif m := _YEAR_ONLY.match(stem):
+        out["fiscal_year"] = int(m["year"])
+        if m["quarter"]:
+            out["fiscal_quarter"] = int(m["quarter"])
+    try:
+        folders = list(path.parent.relative_to(root).parts)
+    except ValueError:
+        folders = []
+    names_no_company = _FORM_FILE.match(stem) or _YEAR_ONLY.match(stem)
+    if not folders and names_no_company:
+        folders = [root.name]  # `finrag ingest AAPL/2023.pdf`: the folder names the company
+    for folder in reversed(folders):
+        if (m := _YEAR_ONLY.match(folder)) and "fiscal_year" not in out:
+            out["fiscal_year"] = int(m["year"])
+        elif _FORMISH_DIR.match(folder) or _YEAR_ONLY.match(folder):
+            continue
+        elif "company" not in out and "ticker" not in out:
+            if _TICKER_DIR.match(folder):
+                out["ticker"] = folder
+            else:
+                out["company"] = folder.replace("_", " ")
+    return out
+
+
+def _parse_date(text: str) -> date | None:
+    cleaned = re.sub(r"\s*,\s*", ", ", re.sub(r"\s+", " ", text.replace(".", ""))).strip()
+    for fmt in ("%B %d, %Y", "%b %d, %Y"):
+        try:
+            return datetime.strptime(cleaned, fmt).date()
+        except ValueError:
+            continue
+    return None
+
+
+def from_declared(declared: dict[str, str]) -> dict[str, object]:
+    """EDGAR dei: facts (inline XBRL cover page)."""
+    out: dict[str, object] = {}
+    if name := declared.get("EntityRegistrantName"):
+        out["company"] = name
+    symbol = declared.get("TradingSymbol", "")
+    if re.fullmatch(r"[A-Za-z.]{1,6}", symbol):
+        out["ticker"] = symbol.upper()
+    if form := declared.get("DocumentType"):
+        out["form_type"] = _form(form)
+    if (year := declared.get("DocumentFiscalYearFocus", "")).isdigit():
+        out["fiscal_year"] = int(year)
+    period = declared.get("DocumentFiscalPeriodFocus", "").upper()
+    if period in ("Q1", "Q2", "Q3", "Q4"):
+        out["fiscal_quarter"] = int(period[1])
+    if parsed := _parse_date(declared.get("DocumentPeriodEndDate", "")):
+        out["period_end"] = parsed
+    return out
+
+
+def from_content(parsed: ParsedDocument) -> dict[str, object]:
+    """What the cover page says, in words (PDFs have no machine-readable facts)."""
+    cover = "\n".join(p.markdown for p in parsed.pages[:2])
+    cover = re.sub(r"[#*|]", " ", cover)
+    out: dict[str, object] = {}
+    if m := _COVER_FORM.search(cover):
+        out["form_type"] = _form(m[1])
+    if (m := _COVER_PERIOD.search(cover)) and (end := _parse_date(m[2])):
+        out["period_end"] = end
+        out["fiscal_year"] = end.year
+    if m := _COVER_REGISTRANT.search(cover):
+        name = re.sub(r"\s+", " ", m[1]).strip(" .,:")
+        if 1 < len(name) < 100 and not re.search(r"commission file|\d{3}-\d{5}", name, re.I):
+            out["company"] = name
+    return out
+
+
+_NAME_ORDER = ("override", "declared", "content", "path")
+
+
+def _reorder(layers: list[tuple[str, dict[str, object]]]) -> list[tuple[str, dict[str, object]]]:
+    rank = {source: i for i, source in enumerate(_NAME_ORDER)}
+    return sorted(layers, key=lambda layer: rank[layer[0]])
+
+
+def resolve_metadata(
+    path: Path, root: Path, parsed: ParsedDocument, overrides: dict[str, object] | None = None
+) -> DocumentMetadata:
+    layers = [
+        ("override", {k: v for k, v in (overrides or {}).items() if v is not None}),
+        ("declared", from_declared(parsed.declared)),
+        ("path", from_path(path, root)),
+        ("content", from_content(parsed)),
+    ]
+    meta = DocumentMetadata()
+    for name in FIELDS:
+        # A registrant name read from the cover beats a file name ("BESTBUY") for display;
+        # for periods the file name the user chose beats our reading of the text.
+        for source, values in _reorder(layers) if name == "company" else layers:
+            if name in values:
+                setattr(meta, name, values[name])
+                meta.sources[name] = source
+                break
+    meta.company_aliases = list(
+        dict.fromkeys(
+            v["company"] for _, v in _reorder(layers) if isinstance(v.get("company"), str)
+        )
+    )
+    if meta.company is None and meta.ticker is not None:
+        meta.company, meta.sources["company"] = meta.ticker, meta.sources["ticker"]
+    return meta

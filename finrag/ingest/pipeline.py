@@ -1,0 +1,293 @@
+"""`finrag ingest` as a library call: discover -> (parse, chunk in workers) -> embed -> store.
+
+Parsing and chunking of the next file run in a worker process while this process
+embeds and stores the current one. Each document is written in one transaction:
+an interrupted run leaves only whole documents, and the next run picks up the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from finrag.config import Settings
+from finrag.db import Store
+from finrag.db.companies import resolve_company
+from finrag.db.documents import find_duplicate, find_state, write_document
+from finrag.embed import Embedder, get_embedder
+from finrag.ingest.chunk import CHUNKER_VERSION
+from finrag.ingest.discover import SourceFile, discover
+from finrag.ingest.parse import PARSER_VERSION
+from finrag.ingest.prepare import (
+    Prepared,
+    PrepareJob,
+    metadata_fields,
+    prepare,
+    worker_init,
+)
+
+# Statuses a file can end in. "failed" is the only one that makes the run unsuccessful.
+INGESTED, REPLACED, UNCHANGED, STALE, DUPLICATE, FAILED, SKIPPED = (
+    "ingested",
+    "replaced",
+    "unchanged",
+    "stale",
+    "duplicate",
+    "failed",
+    "skipped",
+)
+
+
+@dataclass
+class FileResult:
+    path: str
+    status: str
+    reason: str | None = None
+    hint: str | None = None
+    document_id: int | None = None
+    pages: int = 0
+    chunks: int = 0
+    tables: int = 0
+    dropped: dict[str, int] = field(default_factory=dict)
+    clause_splits: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    parse_cached: bool = False
+
+
+@dataclass
+class IngestReport:
+    results: list[FileResult]
+    elapsed_s: float
+    stage_s: dict[str, float]
+
+    def count(self, status: str) -> int:
+        return sum(r.status == status for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        return self.count(FAILED)
+
+    @property
+    def pages(self) -> int:
+        return sum(r.pages for r in self.results if r.status in (INGESTED, REPLACED))
+
+    @property
+    def chunks(self) -> int:
+        return sum(r.chunks for r in self.results if r.status in (INGESTED, REPLACED))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "summary": {
+                s: self.count(s)
+                for s in (INGESTED, REPLACED, UNCHANGED, STALE, DUPLICATE, FAILED, SKIPPED)
+            }
+            | {
+                "pages": self.pages,
+                "chunks": self.chunks,
+                "elapsed_s": round(self.elapsed_s, 3),
+                "stage_s": {k: round(v, 3) for k, v in self.stage_s.items()},
+            },
+            "files": [r.__dict__ for r in self.results],
+        }
+
+
+@dataclass
+class IngestEvent:
+    kind: str  # "planned" (total files, pages unknown) | "file" (one finished)
+    total: int = 0
+    result: FileResult | None = None
+
+
+def pipeline_hash(settings: Settings, embedder: Embedder) -> str:
+    """What decides a document's chunks and vectors: any change means re-ingest."""
+    recipe = {
+        "parser_version": PARSER_VERSION,
+        "pdf_parser": settings.ingest.parser,
+        "chunker_version": CHUNKER_VERSION,
+        "max_tokens": settings.ingest.max_tokens or embedder.max_tokens,
+        "min_tokens": settings.ingest.min_tokens,
+        "overlap_tokens": settings.ingest.overlap_tokens,
+        "embedder": embedder.spec.model_id,
+    }
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def ingest(
+    paths: Iterable[Path],
+    settings: Settings,
+    store: Store,
+    *,
+    overrides: dict[str, Any] | None = None,
+    rebuild: bool = False,
+    on_event: Callable[[IngestEvent], None] | None = None,
+    embedder: Embedder | None = None,
+) -> IngestReport:
+    """Ingest every supported file under ``paths``; report each file's fate."""
+    started = time.perf_counter()
+    notify = on_event or (lambda _event: None)
+    embedder = embedder or get_embedder(settings.embed, settings.models_dir)
+    recipe = pipeline_hash(settings, embedder)
+    files, skipped = discover(paths)
+    results = [FileResult(str(s.path), SKIPPED, s.reason) for s in skipped]
+    for r in results:
+        notify(IngestEvent("file", result=r))
+    stage = {"hash": 0.0, "parse": 0.0, "chunk": 0.0, "embed": 0.0, "store": 0.0}
+
+    todo: list[tuple[SourceFile, str]] = []
+    with store.connect() as conn:
+        for source in files:
+            t0 = time.perf_counter()
+            sha = file_sha256(source.path)
+            stage["hash"] += time.perf_counter() - t0
+            state = find_state(conn, str(source.path))
+            if state and state[1] == sha and not rebuild:
+                status = UNCHANGED if state[2] == recipe else STALE
+                reason = (
+                    None
+                    if status == UNCHANGED
+                    else (
+                        "ingested with other parser/chunker settings; `finrag ingest --rebuild` "
+                        "re-chunks it"
+                    )
+                )
+                results.append(FileResult(str(source.path), status, reason, document_id=state[0]))
+                notify(IngestEvent("file", result=results[-1]))
+                continue
+            if state is None and (dup := find_duplicate(conn, sha, str(source.path))):
+                results.append(FileResult(str(source.path), DUPLICATE, f"same content as {dup}"))
+                notify(IngestEvent("file", result=results[-1]))
+                continue
+            todo.append((source, sha))
+        conn.rollback()
+    notify(IngestEvent("planned", total=len(todo)))
+
+    jobs = [
+        PrepareJob(
+            path=source.path,
+            kind=source.kind,
+            root=source.root,
+            sha256=sha,
+            parser=settings.ingest.parser,
+            cache_dir=settings.cache_dir,
+            embed_settings=settings.embed,
+            max_tokens=settings.ingest.max_tokens,
+            min_tokens=settings.ingest.min_tokens,
+            overlap_tokens=settings.ingest.overlap_tokens,
+            overrides=overrides or {},
+        )
+        for source, sha in todo
+    ]
+    with store.connect() as conn:
+        for prepared in _prepared(jobs, settings.ingest.workers):
+            result = _store_one(conn, prepared, embedder, recipe, stage)
+            results.append(result)
+            notify(IngestEvent("file", result=result))
+    order = {str(p): i for i, p in enumerate(sorted(r.path for r in results))}
+    results.sort(key=lambda r: order[r.path])
+    return IngestReport(results, time.perf_counter() - started, stage)
+
+
+def _prepared(jobs: list[PrepareJob], workers: int) -> Iterator[Prepared]:
+    """Prepared documents in job order, with up to ``workers`` files in flight ahead."""
+    if workers <= 0 or len(jobs) == 0:
+        for job in jobs:
+            yield prepare(job)
+        return
+    context = multiprocessing.get_context("spawn")  # no fork of a process holding torch/psycopg
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=worker_init) as pool:
+        pending: deque[Future[Prepared]] = deque()
+        queue = iter(jobs)
+        try:
+            for job in queue:
+                pending.append(pool.submit(prepare, job))
+                if len(pending) > workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+
+def _store_one(
+    conn, prepared: Prepared, embedder: Embedder, recipe: str, stage: dict[str, float]
+) -> FileResult:
+    job = prepared.job
+    result = FileResult(
+        str(job.path),
+        FAILED,
+        prepared.error,
+        prepared.hint,
+        pages=prepared.pages,
+        timings=dict(prepared.timings),
+        parse_cached=prepared.cached,
+    )
+    stage["parse"] += prepared.timings.get("parse", 0.0)
+    stage["chunk"] += prepared.timings.get("chunk", 0.0)
+    if prepared.error is not None:
+        return result
+    meta, chunks, stats = prepared.metadata, prepared.chunks, prepared.stats
+    assert meta is not None and stats is not None
+    try:
+        t0 = time.perf_counter()
+        vectors = embedder.embed([c.embed_text for c in chunks])
+        result.timings["embed"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with conn.transaction():
+            existed = find_state(conn, str(job.path)) is not None
+            company_id = resolve_company(conn, meta.company_aliases, meta.ticker)
+            result.document_id = write_document(
+                conn,
+                fields={
+                    "path": str(job.path),
+                    "sha256": job.sha256,
+                    "pipeline_hash": recipe,
+                    "parser": prepared.parser,
+                    "company_id": company_id,
+                    "pages": prepared.pages,
+                    **metadata_fields(meta),
+                },
+                chunks=chunks,
+                vectors=vectors,
+            )
+        result.timings["store"] = time.perf_counter() - t0
+    except Exception as exc:  # the transaction rolled back: nothing of this file remains
+        result.reason = f"could not store: {type(exc).__name__}: {exc}"
+        return result
+    stage["embed"] += result.timings["embed"]
+    stage["store"] += result.timings["store"]
+    result.status = REPLACED if existed else INGESTED
+    result.reason = None
+    result.chunks = len(chunks)
+    result.tables = stats.table_chunks
+    result.dropped = dict(stats.dropped)
+    result.clause_splits = stats.clause_splits
+    result.metadata = {
+        "company": meta.company,
+        "ticker": meta.ticker,
+        "form_type": meta.form_type,
+        "fiscal_year": meta.fiscal_year,
+        "fiscal_quarter": meta.fiscal_quarter,
+        "period_end": meta.period_end.isoformat() if meta.period_end else None,
+        "sources": meta.sources,
+    }
+    return result

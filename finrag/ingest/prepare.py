@@ -1,0 +1,143 @@
+"""The CPU-heavy half of ingest, run in worker processes: parse (cached), read metadata, chunk.
+
+Everything here is a pure function of the file and the settings, so it can run in
+another process while the main one embeds and stores the previous document.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from finrag.errors import DocumentParseError, FinragError
+from finrag.ingest.chunk import Chunk, Chunker, ChunkStats
+from finrag.ingest.metadata import DocumentMetadata, resolve_metadata
+from finrag.ingest.parse import PARSER_VERSION, Page, ParsedDocument, parser_for
+
+
+@dataclass
+class PrepareJob:
+    path: Path
+    kind: str
+    root: Path
+    sha256: str
+    parser: str  # preferred PDF parser
+    cache_dir: Path
+    embed_settings: Any  # EmbedSettings: its tokenizer measures chunks
+    max_tokens: int | None
+    min_tokens: int
+    overlap_tokens: int
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Prepared:
+    job: PrepareJob
+    parser: str = ""
+    pages: int = 0
+    metadata: DocumentMetadata | None = None
+    chunks: list[Chunk] = field(default_factory=list)
+    stats: ChunkStats | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    cached: bool = False
+    error: str | None = None
+    hint: str | None = None
+
+
+def _cache_file(job: PrepareJob, parser: str) -> Path:
+    return job.cache_dir / "parsed" / f"{job.sha256}.{parser}.v{PARSER_VERSION}.json"
+
+
+def _load_cached(path: Path) -> ParsedDocument | None:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return ParsedDocument(
+            pages=[Page(p["number"], p["markdown"]) for p in raw["pages"]],
+            parser=raw["parser"],
+            declared=raw.get("declared", {}),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # absent or damaged: parse again
+
+
+def _store_cached(path: Path, parsed: ParsedDocument) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(
+        json.dumps(
+            {
+                "parser": parsed.parser,
+                "declared": parsed.declared,
+                "pages": [{"number": p.number, "markdown": p.markdown} for p in parsed.pages],
+            }
+        ),
+        encoding="utf-8",
+    )
+    tmp.replace(path)
+
+
+def prepare(job: PrepareJob) -> Prepared:
+    """Parse, read metadata and chunk one file; never raises for a bad file."""
+    from finrag.embed import get_embedder
+
+    result = Prepared(job)
+    try:
+        started = time.perf_counter()
+        if job.path.stat().st_size == 0:
+            raise DocumentParseError("empty file (0 bytes)")
+        parser = parser_for(job.path, job.kind, job.parser)
+        cache = _cache_file(job, parser.name)
+        parsed = _load_cached(cache)
+        result.cached = parsed is not None
+        if parsed is None:
+            parsed = parser.parse(job.path)
+            if not any(p.markdown.strip() for p in parsed.pages):
+                raise DocumentParseError("the parser found no text")
+            _store_cached(cache, parsed)
+        result.parser, result.pages = parsed.parser, len(parsed.pages)
+        result.timings["parse"] = time.perf_counter() - started
+
+        started = time.perf_counter()
+        result.metadata = resolve_metadata(job.path, job.root, parsed, job.overrides)
+        embedder = get_embedder(job.embed_settings)
+        chunker = Chunker(
+            embedder.count_tokens,
+            max_tokens=min(job.max_tokens or embedder.max_tokens, embedder.max_tokens),
+            min_tokens=job.min_tokens,
+            overlap_tokens=job.overlap_tokens,
+        )
+        result.chunks, result.stats = chunker.chunk(parsed)
+        if not result.chunks:
+            raise DocumentParseError("no text left after removing boilerplate")
+        result.timings["chunk"] = time.perf_counter() - started
+    except FinragError as exc:
+        result.error, result.hint = exc.message, exc.hint
+    except Exception as exc:  # one odd file must not stop the others
+        result.error = f"{type(exc).__name__}: {exc}"
+        result.hint = "this looks like a bug in finrag; rerun with --debug and report it"
+        if os.environ.get("FINRAG_DEBUG"):
+            traceback.print_exc()
+    return result
+
+
+def metadata_fields(meta: DocumentMetadata) -> dict[str, Any]:
+    return {
+        "form_type": meta.form_type,
+        "fiscal_year": meta.fiscal_year,
+        "fiscal_quarter": meta.fiscal_quarter,
+        "period_end": meta.period_end if isinstance(meta.period_end, date) else None,
+        "metadata_source": dict(meta.sources),
+    }
+
+
+def worker_init() -> None:
+    """Each parser process: one thread for the numeric libraries, so two processes do not
+    fight over two cores with spinning thread pools."""
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")

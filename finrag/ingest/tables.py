@@ -1,0 +1,205 @@
+"""Tables as their own chunks: the Markdown for the LLM, a summary in words for retrieval.
+
+A summary reads "Purchases of property, plant and equipment (PP&E): 2018 $(1,577);
+2017 $(1,373)", so a question in words meets the row it asks about. It is built
+from the table alone (deterministic). Long tables split by rows, header repeated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+_SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_NUMBER = re.compile(r"[\d]")
+_TIGHTEN = re.compile(r"(?<=[($])\s+|\s+(?=[)%])")  # "$ 8,890" -> "$8,890"
+_DATE_CELL = re.compile(
+    r"^((FY\s?)?(19|20)\d\d|Q[1-4]( (19|20)\d\d)?|[A-Z][a-z]{2,8}\.? \d{1,2},? (19|20)\d\d)$"
+)
+_DATE_WORD = re.compile(r"^(\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|q[1-4]|fy)", re.I)
+_UNITS = re.compile(
+    r"\(?\b(?:(?:dollars|amounts|\$|shares|in)\s+)*(?:in\s+)?"
+    r"(millions|thousands|billions)(?:[^)\n]{0,60})\)?",
+    re.I,
+)
+
+
+@dataclass
+class Table:
+    header: list[str]
+    rows: list[list[str]]
+
+    @property
+    def width(self) -> int:
+        return len(self.header)
+
+
+def parse_markdown_table(text: str) -> Table | None:
+    """A pipe table -> header and rows (cells stripped); None if it is not one."""
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    if len(lines) < 2 or not _SEPARATOR.match(lines[1]):
+        return None
+    rows = [_split_row(ln) for ln in lines if not _SEPARATOR.match(ln)]
+    width = max(len(r) for r in rows)
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    return Table(header=rows[0], rows=rows[1:])
+
+
+def _split_row(line: str) -> list[str]:
+    line = line.strip()
+    if line.startswith("|"):
+        line = line[1:]
+    if line.endswith("|") and not line.endswith("\\|"):
+        line = line[:-1]
+    cells = re.split(r"(?<!\\)\|", line)
+    return [_TIGHTEN.sub("", c.replace("\\|", "|")).strip() for c in cells]
+
+
+def to_markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    def fmt(cells: Sequence[str]) -> str:
+        return "|" + "|".join(c.replace("|", "\\|") for c in cells) + "|"
+
+    return "\n".join([fmt(header), "|" + "---|" * len(header), *(fmt(r) for r in rows)])
+
+
+def find_units(*texts: str) -> str | None:
+    """'(In millions, except per share amounts)' -> 'In millions, except per share amounts'."""
+    for text in texts:
+        if not text:
+            continue
+        if m := _UNITS.search(text):
+            return m.group(0).strip(" ()")
+    return None
+
+
+def promote_header_rows(table: Table) -> Table:
+    """Parsers often put '(Millions) | 2018 | 2017' in the first body rows: fold the rows
+    above the first number-bearing row into the header, column by column."""
+    first_data = next(
+        (
+            i
+            for i, r in enumerate(table.rows)
+            if any(_NUMBER.search(c) for c in r[1:]) and not _looks_like_header(r)
+        ),
+        0,
+    )
+    if first_data == 0:
+        return table
+    stacked = [_mend_split_words(r) for r in (table.header, *table.rows[:first_data])]
+    header = [" ".join(r[j] for r in stacked if r[j]).strip() for j in range(table.width)]
+    return Table(header=header, rows=table.rows[first_data:])
+
+
+def _mend_split_words(row: list[str]) -> list[str]:
+    """A header spanning two columns sometimes arrives cut mid-word ('Three Mo' |
+    'nths Ended'): rejoin it and let it head both columns."""
+    row = list(row)
+    for j in range(len(row) - 1):
+        left, right = row[j], row[j + 1]
+        if left and right and left[-1].isalpha() and right[0].islower():
+            row[j] = row[j + 1] = left + right
+    return row
+
+
+def _looks_like_header(row: Sequence[str]) -> bool:
+    """A row of years or dates: '2018 | 2017 | 2016'."""
+    values = [c for c in row[1:] if c]
+    return bool(values) and all(_DATE_CELL.match(v) for v in values)
+
+
+def short_headers(header: Sequence[str]) -> list[str]:
+    """Drop the words every value column starts with ('Years ended'): they cost tokens
+    in every row of the summary and tell the columns nothing apart."""
+    values = [h.split() for h in header[1:]]
+    prefix = 0
+    if len(values) > 1 and all(values):
+        while all(
+            len(v) > prefix + 1 and v[prefix].lower() == values[0][prefix].lower() for v in values
+        ) and not _DATE_WORD.match(values[0][prefix]):
+            prefix += 1
+    out = [header[0] if header else ""] + [" ".join(v[prefix:]) for v in values]
+    return [h or f"column {j + 1}" for j, h in enumerate(out)]
+
+
+def summarize_rows(
+    table: Table, rows: Sequence[Sequence[str]], title: str, units: str | None
+) -> str:
+    """A deterministic description in words of ``rows`` of ``table``."""
+    parts = [p for p in (title, f"({units})" if units and units not in title else None) if p]
+    columns = short_headers(table.header)
+    lines = []
+    for row in rows:
+        label = row[0] or ""
+        values = [f"{columns[j]} {row[j]}" for j in range(1, min(len(row), len(columns))) if row[j]]
+        if not values:
+            if label:
+                lines.append(label if label.endswith(":") else f"{label}:")
+            continue
+        label = label.rstrip(":")
+        lines.append(f"{label}: {'; '.join(values)}" if label else "; ".join(values))
+    return "\n".join([" ".join(parts), *lines]).strip()
+
+
+@dataclass
+class TablePart:
+    content: str  # Markdown with title, units and heading path: what the LLM reads
+    embed_text: str  # the summary: what is embedded and full-text indexed
+    tokens: int
+    rows: tuple[int, int]  # body rows [start, end) of the original table
+    summary_cut: bool = False  # one row alone was longer than the model reads
+
+
+def split_table(
+    table: Table,
+    *,
+    title: str,
+    units: str | None,
+    context: str,
+    max_tokens: int,
+    count_tokens: Callable[[Sequence[str]], list[int]],
+) -> list[TablePart]:
+    """Cut the body into runs of rows whose summary fits ``max_tokens``; header in each."""
+    table = promote_header_rows(table)
+    row_tokens = count_tokens([summarize_rows(table, [r], "", None) for r in table.rows] or [""])
+    base = count_tokens([summarize_rows(table, [], f"{context} {title}".strip(), units)])[0]
+    parts: list[TablePart] = []
+    start = 0
+    while start < len(table.rows) or (not parts and not table.rows):
+        end, used = start, base
+        while end < len(table.rows) and (end == start or used + row_tokens[end] <= max_tokens):
+            used += row_tokens[end]
+            end += 1
+        rows = table.rows[start:end]
+        summary = summarize_rows(table, rows, f"{context} {title}".strip(), units)
+        tokens = count_tokens([summary])[0]
+        while tokens > max_tokens and len(rows) > 1:  # counts of parts do not add up exactly
+            end -= 1
+            rows = table.rows[start:end]
+            summary = summarize_rows(table, rows, f"{context} {title}".strip(), units)
+            tokens = count_tokens([summary])[0]
+        cut = tokens > max_tokens
+        if cut:  # one row too long for the model: its summary keeps the words that fit
+            summary = _fit(summary, max_tokens, count_tokens)
+            tokens = count_tokens([summary])[0]
+        head = "\n".join(
+            p for p in (context, title, f"({units})" if units and units not in title else None) if p
+        )
+        content = "\n\n".join(p for p in (head, to_markdown(table.header, rows)) if p)
+        parts.append(TablePart(content, summary, tokens, (start, end), cut))
+        start = end
+        if not table.rows:
+            break
+    return parts
+
+
+def _fit(text: str, max_tokens: int, count_tokens: Callable[[Sequence[str]], list[int]]) -> str:
+    words = text.split(" ")
+    low, high = 1, len(words)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if count_tokens([" ".join(words[:mid])])[0] <= max_tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return " ".join(words[:low])
