@@ -63,8 +63,8 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
     ) -> None:
         super().__init__(model, batch_size=batch_size)
         self.models_dir = models_dir
-        self.threads = threads
-        self._session = None
+        self.threads = threads  # 0: up to 2; callers may change it between calls
+        self._sessions: dict[int, object] = {}
         self._run_tokenizer = None
 
     def _graph_path(self) -> Path:
@@ -83,8 +83,9 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         return self.models_dir / "onnx" / f"{name}-{fingerprint.hexdigest()[:12]}.onnx"
 
     def _ensure_session(self):
-        if self._session is not None:
-            return self._session
+        threads = self.threads or min(2, os.cpu_count() or 1)
+        if threads in self._sessions:
+            return self._sessions[threads]
         import onnxruntime as ort
 
         path = self._graph_path()
@@ -92,12 +93,13 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
             if not path.is_file():
                 self._export(path)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads or min(2, os.cpu_count() or 1)
+        options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         # Spinning threads burn the cores a parser process needs at the same time.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        return self._session
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._sessions[threads] = session
+        return session
 
     def _export(self, path: Path) -> None:
         """Export with torch, verify against torch, then publish atomically."""

@@ -52,10 +52,10 @@ def resolve_company(conn: psycopg.Connection, names: list[str], ticker: str | No
             "INSERT INTO companies (name, ticker, aliases) VALUES (%s, %s, %s) "
             "ON CONFLICT (name) DO UPDATE SET aliases = "
             "  ARRAY(SELECT DISTINCT unnest(companies.aliases || EXCLUDED.aliases)) "
-            "RETURNING id",
+            "RETURNING id, name",
             (best_name, ticker, keys),
-        ).fetchone()[0]
-    company_id, _, current_ticker = row
+        ).fetchone()
+    company_id, name, current_ticker = row
     conn.execute(
         "UPDATE companies SET aliases = ARRAY(SELECT DISTINCT unnest(aliases || %s::text[])), "
         "ticker = COALESCE(ticker, %s) WHERE id = %s",
@@ -65,7 +65,7 @@ def resolve_company(conn: psycopg.Connection, names: list[str], ticker: str | No
             company_id,
         ),
     )
-    return company_id
+    return company_id, name
 
 
 def _ticker_taken(conn: psycopg.Connection, ticker: str | None) -> bool:

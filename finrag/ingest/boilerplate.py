@@ -24,8 +24,13 @@ _REPEAT_MIN_PAGES = 3
 _REPEAT_MAX_CHARS = 120
 
 
+_EDGE_NUMBER = re.compile(r"^\d{1,4}\b|\b\d{1,4}$")
+
+
 def _key(line: str) -> str:
-    return re.sub(r"\d+", "#", re.sub(r"\s+", " ", line.strip().lower()))
+    """Lines that differ only in a page number at either end share a key; numbers
+    elsewhere are kept, so real sentences that differ in their figures never merge."""
+    return _EDGE_NUMBER.sub("#", re.sub(r"\s+", " ", line.strip().lower()))
 
 
 def remove_boilerplate(blocks: list[Block], page_count: int) -> tuple[list[Block], Counter]:

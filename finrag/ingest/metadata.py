@@ -67,6 +67,13 @@ _COVER_REGISTRANT = re.compile(
 )
 
 
+_COVER_NAME_LINE = re.compile(r"^[A-Z0-9][A-Z0-9&.,'’\- ]{1,80}$")
+_LEGAL_SUFFIX = re.compile(
+    r"\b(COMPANY|INC|INCORPORATED|CORP|CORPORATION|CO|LTD|LIMITED|PLC|GROUP|HOLDINGS|N\.V|"
+    r"S\.A|AG|SE|LLC|L\.P)\b\.?"
+)
+
+
 @dataclass
 class DocumentMetadata:
     company: str | None = None
@@ -168,9 +175,17 @@ def from_content(parsed: ParsedDocument) -> dict[str, object]:
         out["period_end"] = end
         out["fiscal_year"] = end.year
     if m := _COVER_REGISTRANT.search(cover):
-        name = re.sub(r"\s+", " ", m[1]).strip(" .,:")
+        name = re.sub(r"\s+", " ", m[1]).strip(" ,:")
         if 1 < len(name) < 100 and not re.search(r"commission file|\d{3}-\d{5}", name, re.I):
             out["company"] = name
+    if "company" not in out:
+        # Covers without the "(Exact name of registrant...)" caption: the first line in
+        # capitals that carries a legal suffix, e.g. "3M COMPANY", "PFIZER INC."
+        for line in cover.splitlines():
+            candidate = line.strip(" \t")
+            if _COVER_NAME_LINE.match(candidate) and _LEGAL_SUFFIX.search(candidate):
+                out["company"] = re.sub(r"\s+", " ", candidate).strip(" ,:")
+                break
     return out
 
 

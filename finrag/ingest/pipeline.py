@@ -61,6 +61,7 @@ class FileResult:
     metadata: dict[str, Any] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     parse_cached: bool = False
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -143,6 +144,7 @@ def ingest(
     started = time.perf_counter()
     notify = on_event or (lambda _event: None)
     embedder = embedder or get_embedder(settings.embed, settings.models_dir)
+    adapt_threads = settings.embed.threads == 0 and hasattr(embedder, "threads")
     recipe = pipeline_hash(settings, embedder)
     files, skipped = discover(paths)
     results = [FileResult(str(s.path), SKIPPED, s.reason) for s in skipped]
@@ -195,7 +197,12 @@ def ingest(
         for source, sha in todo
     ]
     with store.connect() as conn:
-        for prepared in _prepared(jobs, settings.ingest.workers):
+        for prepared, parsing in _prepared(jobs, settings.ingest.workers):
+            if adapt_threads:
+                # While a parser process is busy beside us, one embedding thread wastes
+                # less CPU (measured 31.7 chunks/s on 1 thread, 54.5 on 2: 16% less per
+                # chunk); with nothing else running, both cores.
+                embedder.threads = 1 if parsing else 0
             result = _store_one(conn, prepared, embedder, recipe, stage)
             results.append(result)
             notify(IngestEvent("file", result=result))
@@ -204,11 +211,12 @@ def ingest(
     return IngestReport(results, time.perf_counter() - started, stage)
 
 
-def _prepared(jobs: list[PrepareJob], workers: int) -> Iterator[Prepared]:
-    """Prepared documents in job order, with up to ``workers`` files in flight ahead."""
+def _prepared(jobs: list[PrepareJob], workers: int) -> Iterator[tuple[Prepared, bool]]:
+    """Prepared documents in job order, with up to ``workers`` files in flight ahead;
+    each comes with whether parsing of later files is still going on."""
     if workers <= 0 or len(jobs) == 0:
         for job in jobs:
-            yield prepare(job)
+            yield prepare(job), False
         return
     context = multiprocessing.get_context("spawn")  # no fork of a process holding torch/psycopg
     with ProcessPoolExecutor(workers, mp_context=context, initializer=worker_init) as pool:
@@ -218,9 +226,10 @@ def _prepared(jobs: list[PrepareJob], workers: int) -> Iterator[Prepared]:
             for job in queue:
                 pending.append(pool.submit(prepare, job))
                 if len(pending) > workers:
-                    yield pending.popleft().result()
+                    yield pending.popleft().result(), True
             while pending:
-                yield pending.popleft().result()
+                done = pending.popleft().result()
+                yield done, bool(pending)
         except BaseException:
             for future in pending:
                 future.cancel()
@@ -254,7 +263,8 @@ def _store_one(
         t0 = time.perf_counter()
         with conn.transaction():
             existed = find_state(conn, str(job.path)) is not None
-            company_id = resolve_company(conn, meta.company_aliases, meta.ticker)
+            company = resolve_company(conn, meta.company_aliases, meta.ticker)
+            company_id = company[0] if company else None
             result.document_id = write_document(
                 conn,
                 fields={
@@ -282,7 +292,7 @@ def _store_one(
     result.dropped = dict(stats.dropped)
     result.clause_splits = stats.clause_splits
     result.metadata = {
-        "company": meta.company,
+        "company": company[1] if company else None,
         "ticker": meta.ticker,
         "form_type": meta.form_type,
         "fiscal_year": meta.fiscal_year,

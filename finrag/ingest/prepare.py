@@ -46,6 +46,7 @@ class Prepared:
     stats: ChunkStats | None = None
     timings: dict[str, float] = field(default_factory=dict)
     cached: bool = False
+    warnings: list[str] = field(default_factory=list)
     error: str | None = None
     hint: str | None = None
 
@@ -61,6 +62,7 @@ def _load_cached(path: Path) -> ParsedDocument | None:
             pages=[Page(p["number"], p["markdown"]) for p in raw["pages"]],
             parser=raw["parser"],
             declared=raw.get("declared", {}),
+            warnings=raw.get("warnings", []),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # absent or damaged: parse again
@@ -74,6 +76,7 @@ def _store_cached(path: Path, parsed: ParsedDocument) -> None:
             {
                 "parser": parsed.parser,
                 "declared": parsed.declared,
+                "warnings": parsed.warnings,
                 "pages": [{"number": p.number, "markdown": p.markdown} for p in parsed.pages],
             }
         ),
@@ -101,6 +104,7 @@ def prepare(job: PrepareJob) -> Prepared:
                 raise DocumentParseError("the parser found no text")
             _store_cached(cache, parsed)
         result.parser, result.pages = parsed.parser, len(parsed.pages)
+        result.warnings = list(parsed.warnings)
         result.timings["parse"] = time.perf_counter() - started
 
         started = time.perf_counter()

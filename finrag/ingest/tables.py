@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 _SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _NUMBER = re.compile(r"[\d]")
+_PAIRED_HEADER_WORDS = 3
 _TIGHTEN = re.compile(r"(?<=[($])\s+|\s+(?=[)%])")  # "$ 8,890" -> "$8,890"
 _DATE_CELL = re.compile(
     r"^((FY\s?)?(19|20)\d\d|Q[1-4]( (19|20)\d\d)?|[A-Z][a-z]{2,8}\.? \d{1,2},? (19|20)\d\d)$"
@@ -80,7 +81,7 @@ def promote_header_rows(table: Table) -> Table:
         (
             i
             for i, r in enumerate(table.rows)
-            if any(_NUMBER.search(c) for c in r[1:]) and not _looks_like_header(r)
+            if any(_NUMBER.search(c) for c in r[1:]) and not is_header_row(r)
         ),
         0,
     )
@@ -102,8 +103,8 @@ def _mend_split_words(row: list[str]) -> list[str]:
     return row
 
 
-def _looks_like_header(row: Sequence[str]) -> bool:
-    """A row of years or dates: '2018 | 2017 | 2016'."""
+def is_header_row(row: Sequence[str]) -> bool:
+    """A row of years or dates ('2018 | 2017 | 2016'): numbers, but headings."""
     values = [c for c in row[1:] if c]
     return bool(values) and all(_DATE_CELL.match(v) for v in values)
 
@@ -123,21 +124,38 @@ def short_headers(header: Sequence[str]) -> list[str]:
 
 
 def summarize_rows(
-    table: Table, rows: Sequence[Sequence[str]], title: str, units: str | None
+    table: Table,
+    rows: Sequence[Sequence[str]],
+    title: str,
+    units: str | None,
+    *,
+    legend: bool = True,
 ) -> str:
-    """A deterministic description in words of ``rows`` of ``table``."""
+    """A deterministic description in words of ``rows`` of ``table``.
+
+    Short column headers ('2018') pair with every value: "Net income: 2018 5,363;
+    2017 4,869". Long ones ('Three Months Ended July 29, 2023') are named once and
+    the values follow in that order: repeating them per row would double the tokens
+    the embedder reads without telling it anything new.
+    """
     parts = [p for p in (title, f"({units})" if units and units not in title else None) if p]
     columns = short_headers(table.header)
+    paired = all(len(c.split()) <= _PAIRED_HEADER_WORDS for c in columns[1:])
+    if not paired and legend:
+        parts.append("Columns: " + " | ".join(columns[1:]) + ".")
     lines = []
     for row in rows:
-        label = row[0] or ""
-        values = [f"{columns[j]} {row[j]}" for j in range(1, min(len(row), len(columns))) if row[j]]
+        label = (row[0] or "").rstrip(":")
+        cells = range(1, min(len(row), len(columns)))
+        if paired:
+            values = "; ".join(f"{columns[j]} {row[j]}" for j in cells if row[j])
+        else:
+            values = " | ".join(row[j] or "-" for j in cells) if any(row[j] for j in cells) else ""
         if not values:
             if label:
-                lines.append(label if label.endswith(":") else f"{label}:")
+                lines.append(f"{label}:")
             continue
-        label = label.rstrip(":")
-        lines.append(f"{label}: {'; '.join(values)}" if label else "; ".join(values))
+        lines.append(f"{label}: {values}" if label else values)
     return "\n".join([" ".join(parts), *lines]).strip()
 
 
@@ -161,7 +179,9 @@ def split_table(
 ) -> list[TablePart]:
     """Cut the body into runs of rows whose summary fits ``max_tokens``; header in each."""
     table = promote_header_rows(table)
-    row_tokens = count_tokens([summarize_rows(table, [r], "", None) for r in table.rows] or [""])
+    row_tokens = count_tokens(
+        [summarize_rows(table, [r], "", None, legend=False) for r in table.rows] or [""]
+    )
     base = count_tokens([summarize_rows(table, [], f"{context} {title}".strip(), units)])[0]
     parts: list[TablePart] = []
     start = 0

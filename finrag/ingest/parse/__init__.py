@@ -12,7 +12,7 @@ from typing import Protocol
 
 from finrag.errors import DocumentParseError, UsageError
 
-PARSER_VERSION = 3  # bump when any parser's output changes: invalidates the Markdown cache
+PARSER_VERSION = 1  # bump when any parser's output changes: invalidates the Markdown cache
 
 
 @dataclass
@@ -27,6 +27,7 @@ class ParsedDocument:
     parser: str
     # Metadata the file itself declares (EDGAR's dei: facts, PDF info), before any guessing.
     declared: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # recovered damage, degraded pages
 
     @property
     def text(self) -> str:

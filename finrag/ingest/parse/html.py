@@ -16,6 +16,7 @@ from pathlib import Path
 
 from finrag.errors import DocumentParseError
 from finrag.ingest.parse import Page, ParsedDocument
+from finrag.ingest.tables import is_header_row
 
 _BLOCK_TAGS = {
     "p",
@@ -282,7 +283,12 @@ def _is_list_layout(rows: list[list[str]]) -> bool:
 
 def _markdown_table(rows: list[list[str]]) -> str:
     first_data = next(
-        (i for i, r in enumerate(rows) if any(_NUMERIC.match(c) for c in r[1:] if c)), 0
+        (
+            i
+            for i, r in enumerate(rows)
+            if any(_NUMERIC.match(c) for c in r[1:] if c) and not is_header_row(r)
+        ),
+        0,
     )
     header_rows, body = rows[:first_data], rows[first_data:]
     width = len(rows[0])

@@ -13,6 +13,10 @@ class TextParser:
 
     def parse(self, path: Path) -> ParsedDocument:
         raw = path.read_bytes()
+        if raw.startswith(b"%PDF-"):
+            raise DocumentParseError(
+                f"this is a PDF with a {path.suffix} extension", hint="rename it to .pdf"
+            )
         if b"\x00" in raw[:4096]:
             raise DocumentParseError("binary content in a text file (wrong extension?)")
         try:
