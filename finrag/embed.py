@@ -187,6 +187,10 @@ def get_embedder(settings: EmbedSettings, models_dir: Path | None = None) -> Emb
     """
     if settings.backend == "hash":
         return HashEmbedder(settings.dimension or 64)
+    if settings.backend == "ollama":
+        from finrag.embed_ollama import OllamaEmbedder
+
+        return OllamaEmbedder(settings)
     if settings.runtime == "onnx" and models_dir is not None:
         from finrag.embed_onnx import OnnxEmbedder, supports_onnx
 

@@ -224,3 +224,18 @@ def test_interrupted_ingest_leaves_whole_documents_and_resumes(home: Path, tmp_p
     assert resumed.count("unchanged") == done
     assert resumed.count("ingested") == 6 - done
     store.close()
+
+
+@pytest.mark.parametrize("parser", ["marker", "llamaparse"])
+def test_optional_parsers_fail_fast_with_the_reason(
+    parser: str, home: Path, tmp_path: Path
+) -> None:
+    env = dict(os.environ, FINRAG_INGEST__WORKERS="0")
+    env.pop("LLAMA_CLOUD_API_KEY", None)
+    target = pdfs.good_pdf(tmp_path / "ACME_2023_10K.pdf")
+    started = time.monotonic()
+    result = run_finrag("ingest", str(target), "--parser", parser, env=env)
+    assert time.monotonic() - started < 30
+    assert result.returncode == ExitCode.MODEL
+    assert f"the {parser} parser is not installed" in result.stderr
+    assert "hint:" in result.stderr

@@ -25,7 +25,7 @@ from finrag.db.documents import find_duplicate, find_state, write_document
 from finrag.embed import Embedder, get_embedder
 from finrag.ingest.chunk import CHUNKER_VERSION
 from finrag.ingest.discover import SourceFile, discover
-from finrag.ingest.parse import PARSER_VERSION
+from finrag.ingest.parse import PARSER_VERSION, parser_for
 from finrag.ingest.prepare import (
     Prepared,
     PrepareJob,
@@ -147,6 +147,9 @@ def ingest(
     adapt_threads = settings.embed.threads == 0 and hasattr(embedder, "threads")
     recipe = pipeline_hash(settings, embedder)
     files, skipped = discover(paths)
+    if settings.ingest.parser != "pymupdf" and any(f.kind == "pdf" for f in files):
+        # An optional parser that cannot run fails every PDF the same way: say so once, now.
+        parser_for(files[0].path, "pdf", settings.ingest.parser)
     results = [FileResult(str(s.path), SKIPPED, s.reason) for s in skipped]
     for r in results:
         notify(IngestEvent("file", result=r))
@@ -211,8 +214,11 @@ def ingest(
     return IngestReport(results, time.perf_counter() - started, stage)
 
 
+_AHEAD_PER_WORKER = 3
+
+
 def _prepared(jobs: list[PrepareJob], workers: int) -> Iterator[tuple[Prepared, bool]]:
-    """Prepared documents in job order, with up to ``workers`` files in flight ahead;
+    """Prepared documents in job order, with a few files per worker in flight ahead;
     each comes with whether parsing of later files is still going on."""
     if workers <= 0 or len(jobs) == 0:
         for job in jobs:
@@ -225,7 +231,9 @@ def _prepared(jobs: list[PrepareJob], workers: int) -> Iterator[tuple[Prepared, 
         try:
             for job in queue:
                 pending.append(pool.submit(prepare, job))
-                if len(pending) > workers:
+                # Keep the parsers fed while this process embeds a long document; a few
+                # prepared documents waiting here cost megabytes, not gigabytes.
+                if len(pending) > _AHEAD_PER_WORKER * workers:
                     yield pending.popleft().result(), True
             while pending:
                 done = pending.popleft().result()
