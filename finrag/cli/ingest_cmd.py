@@ -124,7 +124,7 @@ class _Progress:
         self.bar.update(
             self.task,
             advance=1,
-            detail=f"{self.pages} pages, {self.chunks} chunks  {Path(result.path).name}",
+            detail=f"{self.pages} pages, {self.chunks} chunks  {Path(result.path).name[:28]}",
         )
 
 
