@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -39,8 +40,8 @@ def list_command(ctx: typer.Context, as_json: JsonOption = False) -> None:
         err.print("no documents yet: `finrag ingest PATH` adds some")
         return
     table = Table()
-    for column in ("id", "company", "ticker", "form", "period", "pages", "chunks", "path"):
-        table.add_column(column)
+    for column in ("id", "company", "ticker", "form", "period", "pages", "chunks", "file"):
+        table.add_column(column, overflow="fold")
     for d in docs:
         table.add_row(
             str(d.id),
@@ -50,7 +51,7 @@ def list_command(ctx: typer.Context, as_json: JsonOption = False) -> None:
             _period(d),
             str(d.pages or ""),
             str(d.chunks),
-            d.path,
+            Path(d.path).name,
         )
     out.print(table)
 
