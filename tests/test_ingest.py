@@ -211,6 +211,7 @@ def test_interrupted_ingest_leaves_whole_documents_and_resumes(home: Path, tmp_p
     proc.send_signal(signal.SIGINT)
     proc.wait(60)
     assert proc.returncode == ExitCode.INTERRUPTED, proc.stderr.read()
+    assert "run the same command again to continue" in proc.stderr.read()
     with store.connect() as conn:
         per_doc = conn.execute(
             "SELECT d.id, count(c.id) FROM documents d LEFT JOIN chunks c ON c.document_id = d.id "

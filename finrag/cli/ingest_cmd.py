@@ -69,6 +69,12 @@ def ingest_command(
                 rebuild=rebuild,
                 on_event=progress.update,
             )
+    except KeyboardInterrupt:
+        err.print(
+            "interrupted: the documents stored so far are complete and kept; "
+            "run the same command again to continue"
+        )
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
     finally:
         store.close()
     if as_json:
