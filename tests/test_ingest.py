@@ -125,6 +125,7 @@ def test_sample_10q_metadata_chunks_and_company(store) -> None:
     assert result.pages == 30
     assert result.metadata["company"] == "Best Buy Co., Inc."
     assert result.metadata["form_type"] == "10-Q"
+    assert result.metadata["ticker"] == "BBY", "read from the cover page's trading-symbol table"
     assert (result.metadata["fiscal_year"], result.metadata["fiscal_quarter"]) == (2024, 2)
     assert result.dropped, "boilerplate is removed and counted"
     with st.connect() as conn:

@@ -95,6 +95,27 @@ def test_cover_page_text() -> None:
     }
 
 
+def test_ticker_from_the_cover_table() -> None:
+    cover = ParsedDocument(
+        pages=[
+            Page(
+                1,
+                (
+                    "Securities registered pursuant to Section 12(b) of the Act:\n\n"
+                    "|Title of each class|Trading Symbol BBY|Name of exchange New York|\n"
+                    "|---|---|---|"
+                ),
+            )
+        ],
+        parser="pymupdf",
+    )
+    assert from_content(cover)["ticker"] == "BBY"
+    header_only = ParsedDocument(
+        pages=[Page(1, "|Title|Trading Symbol(s)|Name of exchange|")], parser="pymupdf"
+    )
+    assert "ticker" not in from_content(header_only)
+
+
 def test_precedence_and_sources() -> None:
     parsed = ParsedDocument(
         pages=[

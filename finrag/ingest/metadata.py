@@ -67,6 +67,7 @@ _COVER_REGISTRANT = re.compile(
 )
 
 
+_COVER_TICKER = re.compile(r"Trading\s+Symbol(?:\(s\))?\s+([A-Z]{1,5}(?:\.[A-Z])?)\b(?![a-z])")
 _COVER_NAME_LINE = re.compile(r"^[A-Z0-9][A-Z0-9&.,'’\- ]{1,80}$")
 _LEGAL_SUFFIX = re.compile(
     r"\b(COMPANY|INC|INCORPORATED|CORP|CORPORATION|CO|LTD|LIMITED|PLC|GROUP|HOLDINGS|N\.V|"
@@ -178,6 +179,8 @@ def from_content(parsed: ParsedDocument) -> dict[str, object]:
         name = re.sub(r"\s+", " ", m[1]).strip(" ,:")
         if 1 < len(name) < 100 and not re.search(r"commission file|\d{3}-\d{5}", name, re.I):
             out["company"] = name
+    if m := _COVER_TICKER.search(cover):
+        out["ticker"] = m[1]
     if "company" not in out:
         # Covers without the "(Exact name of registrant...)" caption: the first line in
         # capitals that carries a legal suffix, e.g. "3M COMPANY", "PFIZER INC."
