@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -20,7 +21,7 @@ from rich.text import Text
 from finrag.cli.render import err, print_json
 from finrag.cli.state import app_state
 from finrag.db import open_store
-from finrag.errors import ExitCode
+from finrag.errors import ExitCode, UsageError
 from finrag.ingest.pipeline import FAILED, IngestEvent, IngestReport, ingest
 
 
@@ -48,9 +49,15 @@ def ingest_command(
     settings = state.settings
     changes = {k: v for k, v in {"parser": parser, "workers": workers}.items() if v is not None}
     if changes:
-        settings = settings.model_copy(
-            update={"ingest": settings.ingest.model_copy(update=changes)}
-        )
+        try:
+            ingest_settings = type(settings.ingest).model_validate(
+                settings.ingest.model_dump() | changes
+            )
+        except ValidationError as exc:
+            raise UsageError(
+                f"invalid option: {exc.errors()[0]['msg']}", hint="see `finrag ingest --help`"
+            ) from None
+        settings = settings.model_copy(update={"ingest": ingest_settings})
     overrides = {
         "company": company,
         "ticker": ticker.upper() if ticker else None,

@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -102,14 +102,7 @@ class EmbeddedServer:
         """Start the server if needed, count this process as a client, return the URL."""
         if self._acquired_by == os.getpid():
             return self._url_of_running()
-        with self._locked():
-            self._ensure_initialized()
-            self._ensure_running()
-            registry = self._read_registry()
-            registry.prune()
-            registry.clients.append(_current_client())
-            self._write_registry(registry)
-            self._ensure_database()
+        self._bring_up(lambda registry: registry.clients.append(_current_client()))
         self._acquired_by = os.getpid()
         atexit.register(self.release)
         return self._url_of_running()
@@ -130,14 +123,7 @@ class EmbeddedServer:
 
     def start(self) -> str:
         """Start the server and keep it running after this process exits."""
-        with self._locked():
-            self._ensure_initialized()
-            self._ensure_running()
-            registry = self._read_registry()
-            registry.prune()
-            registry.pinned = True
-            self._write_registry(registry)
-            self._ensure_database()
+        self._bring_up(lambda registry: setattr(registry, "pinned", True))
         return self._url_of_running()
 
     def stop(self, *, force: bool = False) -> bool:
@@ -180,6 +166,17 @@ class EmbeddedServer:
             )
 
     # ---- internals ---------------------------------------------------------
+
+    def _bring_up(self, register: Callable[[Registry], object]) -> None:
+        """Under the lock: initdb if needed, start if needed, record why we need it."""
+        with self._locked():
+            self._ensure_initialized()
+            self._ensure_running()
+            registry = self._read_registry()
+            registry.prune()
+            register(registry)
+            self._write_registry(registry)
+            self._ensure_database()
 
     @contextmanager
     def _locked(self) -> Iterator[None]:

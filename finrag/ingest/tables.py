@@ -54,7 +54,12 @@ def _split_row(line: str) -> list[str]:
     if line.endswith("|") and not line.endswith("\\|"):
         line = line[:-1]
     cells = re.split(r"(?<!\\)\|", line)
-    return [_TIGHTEN.sub("", c.replace("\\|", "|")).strip() for c in cells]
+    return [tighten(c.replace("\\|", "|")).strip() for c in cells]
+
+
+def tighten(text: str) -> str:
+    """'$ 8,890' -> '$8,890', '( 2,266 )' -> '(2,266)', '46.2 %' -> '46.2%'."""
+    return _TIGHTEN.sub("", text)
 
 
 def to_markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

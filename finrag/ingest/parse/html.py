@@ -16,7 +16,7 @@ from pathlib import Path
 
 from finrag.errors import DocumentParseError
 from finrag.ingest.parse import Page, ParsedDocument
-from finrag.ingest.tables import is_header_row
+from finrag.ingest.tables import is_header_row, tighten
 
 _BLOCK_TAGS = {
     "p",
@@ -51,7 +51,6 @@ _PART = re.compile(r"^PART\s+(I|II|III|IV)\b\.?", re.I)
 _ITEM = re.compile(r"^ITEM\s+(\d{1,2}[A-C]?)\s*[.:\-\u2014\u2013]?\s*", re.I)
 _NUMERIC = re.compile(r"^[\(\-\u2014\u2013$€£¥]*\s*\d[\d,.]*\s*[\)%]*$|^[\u2014\u2013\-]$")
 _WS = re.compile(r"[ \t\r\n\u00a0\u2009\u200b]+")
-_TIGHTEN = re.compile(r"(?<=[($])\s+|\s+(?=[)%])")
 _PAGE_BREAK = object()
 _LEADING_SYMBOLS = ("$", "(", "$(", "$ (", "€", "£")
 _TRAILING_SYMBOLS = (")", "%", ")%", "%)")
@@ -112,7 +111,7 @@ def _dei_facts(soup) -> dict[str, str]:
 def _text(tag) -> str:
     text = _WS.sub(" ", tag.get_text(" ")).strip()
     # "( 2,266 )" and "$ 5" as EDGAR's spans leave them -> "(2,266)", "$5"
-    return _TIGHTEN.sub("", text)
+    return tighten(text)
 
 
 def _is_hidden(tag) -> bool:
