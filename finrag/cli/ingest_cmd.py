@@ -152,6 +152,14 @@ def _print_summary(report: IngestReport) -> None:
         f"{', '.join(parts) or 'nothing to do'}; {report.pages} pages, {report.chunks} "
         f"chunks in {report.elapsed_s:.1f} s"
     )
+    dropped: dict[str, int] = {}
+    for r in report.results:
+        for kind, n in r.dropped.items():
+            dropped[kind] = dropped.get(kind, 0) + n
+    if dropped:
+        line += "; boilerplate dropped: " + ", ".join(
+            f"{n} {k}" for k, n in sorted(dropped.items())
+        )
     err.print(line, highlight=False)
     for r in report.results:
         if r.status in ("failed", "skipped", "stale") and not (
