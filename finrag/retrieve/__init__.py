@@ -1,0 +1,1 @@
+"""Retrieval: filters from the question, hybrid search inside Postgres, reranking."""

@@ -1,0 +1,172 @@
+"""Metadata filters read from a question: company, fiscal year(s), quarter, form.
+
+Deterministic: companies come from the store's own names, aliases and tickers (never
+a hard-coded list), years and quarters from how filings talk about periods. Each
+filter remembers the words that set it, so a search can say why it filtered.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import psycopg
+
+from finrag.db.companies import alias_key
+
+_MAX_NGRAM = 5
+_YEAR = r"(?:19|20)\d\d"
+_FY = re.compile(rf"\b(?:FY|fiscal(?:\s+year)?)\s*'?({_YEAR}|\d\d)\b", re.I)
+_RANGE = re.compile(rf"\b({_YEAR})\s*(?:-|–|to|through|until)\s*({_YEAR})\b", re.I)
+_BARE_YEAR = re.compile(rf"\b({_YEAR})\b")
+# A year followed by one of these names a thing, not a period: "2020 vision", "2026 Notes".
+_NOT_A_PERIOD = re.compile(
+    r"^\s*(vision|plan|plans|notes?|bonds?|debentures?|strategy|goals?|targets?|program|"
+    r"agenda|initiative|convertible|senior|term\s+loan|credit\s+facility|ESPP|LTIP)\b",
+    re.I,
+)
+_QUARTER = re.compile(
+    r"\b(?:Q([1-4])|([1-4])Q|(first|second|third|fourth|1st|2nd|3rd|4th)\s+(?:fiscal\s+)?quarter"
+    r"|quarter\s+([1-4]))\b",
+    re.I,
+)
+_ORDINAL = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "1st": 1,
+    "2nd": 2,
+    "3rd": 3,
+    "4th": 4,
+}
+_FORMS = [
+    (re.compile(r"\b10-?K\b|\bannual\s+report\b|\bform\s+10-?k\b", re.I), "10-K"),
+    (re.compile(r"\b10-?Q\b|\bquarterly\s+report\b", re.I), "10-Q"),
+    (re.compile(r"\b8-?K\b", re.I), "8-K"),
+    (
+        re.compile(
+            r"\bearnings\s+(?:release|report|call|press\s+release)\b|\bpress\s+release\b", re.I
+        ),
+        "EARNINGS",
+    ),
+]
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9&.\-]*")
+
+
+@dataclass(frozen=True)
+class CompanyRef:
+    id: int
+    name: str
+    ticker: str | None
+
+
+@dataclass
+class QueryFilters:
+    companies: list[CompanyRef] = field(default_factory=list)
+    years: list[int] = field(default_factory=list)
+    quarter: int | None = None
+    form_types: list[str] = field(default_factory=list)
+    matched: dict[str, list[str]] = field(default_factory=dict)  # field -> words that set it
+
+    @property
+    def empty(self) -> bool:
+        return not (self.companies or self.years or self.quarter or self.form_types)
+
+
+def extract_query_filters(question: str, conn: psycopg.Connection) -> QueryFilters:
+    """The filters a question implies, given the companies this store knows."""
+    filters = QueryFilters()
+    _find_companies(question, conn, filters)
+    _find_years(question, filters)
+    if m := _QUARTER.search(question):
+        q = m.group(1) or m.group(2) or m.group(4)
+        filters.quarter = int(q) if q else _ORDINAL[m.group(3).lower()]
+        filters.matched["quarter"] = [m.group(0)]
+    for pattern, form in _FORMS:
+        if (m := pattern.search(question)) and form not in filters.form_types:
+            filters.form_types.append(form)
+            filters.matched.setdefault("form_type", []).append(m.group(0))
+    return filters
+
+
+def _find_years(question: str, filters: QueryFilters) -> None:
+    years: list[int] = []
+    words: list[str] = []
+    for m in _RANGE.finditer(question):
+        start, end = sorted((int(m.group(1)), int(m.group(2))))
+        if end - start <= 20:
+            years.extend(range(start, end + 1))
+            words.append(m.group(0))
+    for m in _FY.finditer(question):
+        value = m.group(1)
+        years.append(int(value) if len(value) == 4 else 2000 + int(value))
+        words.append(m.group(0))
+    for m in _BARE_YEAR.finditer(question):
+        if _NOT_A_PERIOD.match(question[m.end() :]):
+            continue
+        years.append(int(m.group(1)))
+        words.append(m.group(0))
+    filters.years = sorted(set(years))
+    if filters.years:
+        filters.matched["fiscal_year"] = list(dict.fromkeys(words))
+
+
+def _find_companies(question: str, conn: psycopg.Connection, filters: QueryFilters) -> None:
+    rows = conn.execute("SELECT id, name, ticker, aliases FROM companies").fetchall()
+    by_alias: dict[str, CompanyRef] = {}
+    by_ticker: dict[str, CompanyRef] = {}
+    for company_id, name, ticker, aliases in rows:
+        ref = CompanyRef(company_id, name, ticker)
+        for alias in aliases:
+            by_alias.setdefault(alias, ref)
+        if ticker:
+            by_ticker[ticker.upper()] = ref
+    tokens = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(question)]
+    found: dict[int, CompanyRef] = {}
+    i = 0
+    while i < len(tokens):
+        hit = None
+        for n in range(min(_MAX_NGRAM, len(tokens) - i), 0, -1):
+            words = [t[0] for t in tokens[i : i + n]]
+            phrase = " ".join(words)
+            ref = by_alias.get(alias_key(re.sub(r"['’]s$", "", phrase)))
+            if ref is None and n == 1 and words[0].isupper():
+                ref = by_ticker.get(words[0])
+            if ref is not None and not _continues_another_name(tokens, i + n):
+                hit = (ref, n, question[tokens[i][1] : tokens[i + n - 1][2]])
+                break
+        if hit:
+            ref, n, text = hit
+            if ref.id not in found:
+                found[ref.id] = ref
+                filters.matched.setdefault("company", []).append(text)
+            i += n
+        else:
+            i += 1
+    filters.companies = list(found.values())
+
+
+def _continues_another_name(tokens: list[tuple[str, int, int]], index: int) -> bool:
+    """'Apple Hospitality REIT': a capitalised word right after the match makes it part
+    of a longer proper name, so the shorter alias does not apply."""
+    if index >= len(tokens):
+        return False
+    word = tokens[index][0]
+    return (
+        word[:1].isupper()
+        and word[1:].islower()
+        and word.isalpha()
+        and word.lower()
+        not in {
+            "inc",
+            "corp",
+            "co",
+            "company",
+            "corporation",
+            "ltd",
+            "plc",
+            "group",
+            "holdings",
+        }
+    )
