@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from finrag import __version__
-from finrag.cli import config_cmd, db_cmd, docs_cmd, doctor_cmd, ingest_cmd
+from finrag.cli import config_cmd, db_cmd, docs_cmd, doctor_cmd, ingest_cmd, search_cmd
 from finrag.cli.render import err, print_error
 from finrag.cli.state import AppState
 from finrag.errors import ExitCode, FinragError
@@ -26,6 +26,7 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 app.command("ingest")(ingest_cmd.ingest_command)
+app.command("search")(search_cmd.search_command)
 app.add_typer(docs_cmd.app, name="docs")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(db_cmd.app, name="db")
