@@ -106,11 +106,19 @@ def test_db_commands_round_trip(home: Path) -> None:
     assert run_finrag("db", "url").returncode == ExitCode.DATABASE
 
 
-def test_no_color_output_has_no_escape_codes(home: Path) -> None:
-    env = dict(os.environ, NO_COLOR="1", FORCE_COLOR="1", COLUMNS="200")
-    result = run_finrag("config", "show", env=env)
-    assert result.returncode == 0
-    assert not re.search(r"\x1b\[[0-9;]*3\dm", result.stdout), "no colour codes"
+def test_no_color_output_has_no_escape_codes(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.toml")
+    colour = re.compile(r"\x1b\[[0-9;]*3\dm")
+    forced = run_finrag(
+        "--config", missing, "config", "show", env=dict(os.environ, FORCE_COLOR="1")
+    )
+    assert colour.search(forced.stderr), "control: the error is red when colour is forced"
+    plain = run_finrag(
+        "--config", missing, "config", "show", env=dict(os.environ, FORCE_COLOR="1", NO_COLOR="1")
+    )
+    assert plain.returncode == ExitCode.CONFIG
+    assert "config file" in plain.stderr
+    assert not colour.search(plain.stderr), "NO_COLOR wins"
 
 
 def test_core_imports_without_typer_or_rich() -> None:

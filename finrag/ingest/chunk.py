@@ -155,23 +155,21 @@ class Chunker:
             else:
                 stats.table_chunks += 1
 
+        def measure(run: list[_Unit]) -> tuple[str, str, int]:
+            content = _join(run)
+            embed_text = _embed_text(unit_path, content)
+            return content, embed_text, self.count([embed_text])[0]
+
         def flush(keep_overlap: bool) -> None:
             nonlocal units
             if not units:
                 return
-            content = _join(units)
-            embed_text = _embed_text(unit_path, content)
-            tokens = self.count([embed_text])[0]
+            content, embed_text, tokens = measure(units)
             while tokens > self.max_tokens and len(units) > 1:  # rare seam effects
                 carry = units.pop()
-                content = _join(units)
-                embed_text = _embed_text(unit_path, content)
-                tokens = self.count([embed_text])[0]
-                emit("text", content, embed_text, tokens, [u.page for u in units], unit_path)
+                emit("text", *measure(units), [u.page for u in units], unit_path)
                 units = [carry]
-                content = _join(units)
-                embed_text = _embed_text(unit_path, content)
-                tokens = self.count([embed_text])[0]
+                content, embed_text, tokens = measure(units)
             emit("text", content, embed_text, tokens, [u.page for u in units], unit_path)
             if keep_overlap and self.overlap_tokens > 0:
                 carried: list[_Unit] = []

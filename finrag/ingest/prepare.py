@@ -85,10 +85,22 @@ def _store_cached(path: Path, parsed: ParsedDocument) -> None:
     tmp.replace(path)
 
 
-def prepare(job: PrepareJob) -> Prepared:
-    """Parse, read metadata and chunk one file; never raises for a bad file."""
+_counters: dict[str, Any] = {}
+
+
+def _token_counter(embed_settings: Any):
+    """The embedder whose tokenizer measures chunks: built once per worker process, not
+    once per document (its tokenizer.json is read on first use)."""
     from finrag.embed import get_embedder
 
+    key = embed_settings.model_dump_json()
+    if key not in _counters:
+        _counters[key] = get_embedder(embed_settings)
+    return _counters[key]
+
+
+def prepare(job: PrepareJob) -> Prepared:
+    """Parse, read metadata and chunk one file; never raises for a bad file."""
     result = Prepared(job)
     try:
         started = time.perf_counter()
@@ -109,7 +121,7 @@ def prepare(job: PrepareJob) -> Prepared:
 
         started = time.perf_counter()
         result.metadata = resolve_metadata(job.path, job.root, parsed, job.overrides)
-        embedder = get_embedder(job.embed_settings)
+        embedder = _token_counter(job.embed_settings)
         chunker = Chunker(
             embedder.count_tokens,
             max_tokens=min(job.max_tokens or embedder.max_tokens, embedder.max_tokens),

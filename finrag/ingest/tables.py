@@ -143,7 +143,7 @@ def summarize_rows(
     the values follow in that order: repeating them per row would double the tokens
     the embedder reads without telling it anything new.
     """
-    parts = [p for p in (title, f"({units})" if units and units not in title else None) if p]
+    parts = [p for p in (title, _units_note(title, units)) if p]
     columns = short_headers(table.header)
     paired = all(len(c.split()) <= _PAIRED_HEADER_WORDS for c in columns[1:])
     if not paired and legend:
@@ -207,15 +207,18 @@ def split_table(
         if cut:  # one row too long for the model: its summary keeps the words that fit
             summary = _fit(summary, max_tokens, count_tokens)
             tokens = count_tokens([summary])[0]
-        head = "\n".join(
-            p for p in (context, title, f"({units})" if units and units not in title else None) if p
-        )
+        head = "\n".join(p for p in (context, title, _units_note(title, units)) if p)
         content = "\n\n".join(p for p in (head, to_markdown(table.header, rows)) if p)
         parts.append(TablePart(content, summary, tokens, (start, end), cut))
         start = end
         if not table.rows:
             break
     return parts
+
+
+def _units_note(title: str, units: str | None) -> str | None:
+    """'(In millions)', unless the title already says it."""
+    return f"({units})" if units and units not in title else None
 
 
 def _fit(text: str, max_tokens: int, count_tokens: Callable[[Sequence[str]], list[int]]) -> str:

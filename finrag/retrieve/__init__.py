@@ -12,7 +12,7 @@ from finrag.errors import UsageError
 from finrag.retrieve.filters import CompanyRef, QueryFilters, extract_query_filters
 from finrag.retrieve.hybrid import SearchResult, SearchSettings, search
 
-__all__ = ["SearchResult", "SearchSettings", "retrieve"]
+__all__ = ["QueryFilters", "SearchResult", "SearchSettings", "retrieve"]
 
 
 def retrieve(
@@ -45,6 +45,3 @@ def retrieve(
         if form := overrides.get("form"):
             filters.form_types, filters.matched["form_type"] = [form.upper()], ["--form"]
         return search(conn, question, vector, filters, SearchSettings(k=k))
-
-
-__all__ += ["QueryFilters"]

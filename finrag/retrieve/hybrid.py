@@ -69,6 +69,16 @@ _STOP = {
 }
 
 
+# Each filter as a condition on documents; the order is the order in which they are dropped.
+_FILTER_SQL = {
+    "quarter": "fiscal_quarter = %s",
+    "years": "fiscal_year = ANY(%s)",
+    "company_ids": "company_id = ANY(%s)",
+    "form_types": "form_type = ANY(%s)",
+}
+_WIDENING_ORDER = tuple(_FILTER_SQL)
+
+
 @dataclass
 class SearchSettings:
     candidates: int = 40  # N per half
@@ -119,19 +129,8 @@ def matching_documents(conn: psycopg.Connection, applied: dict[str, Any]) -> lis
     """Ids of the documents the filters allow; None when nothing is filtered."""
     if not applied:
         return None
-    clauses, params = [], []
-    if applied.get("company_ids"):
-        clauses.append("company_id = ANY(%s)")
-        params.append(applied["company_ids"])
-    if applied.get("years"):
-        clauses.append("fiscal_year = ANY(%s)")
-        params.append(applied["years"])
-    if applied.get("quarter"):
-        clauses.append("fiscal_quarter = %s")
-        params.append(applied["quarter"])
-    if applied.get("form_types"):
-        clauses.append("form_type = ANY(%s)")
-        params.append(applied["form_types"])
+    clauses = [_FILTER_SQL[key] for key in applied]
+    params = list(applied.values())
     rows = conn.execute(
         f"SELECT id FROM documents WHERE {' AND '.join(clauses)}", params
     ).fetchall()
@@ -213,18 +212,19 @@ def search(
     """Filtered hybrid search; when the filters leave nothing, widen them in the order
     quarter, year, company, form — and say so."""
     settings = settings or SearchSettings()
-    applied: dict[str, Any] = {}
-    if filters.companies:
-        applied["company_ids"] = [c.id for c in filters.companies]
-    if filters.years:
-        applied["years"] = filters.years
-    if filters.quarter:
-        applied["quarter"] = filters.quarter
-    if filters.form_types:
-        applied["form_types"] = filters.form_types
+    applied = {
+        key: value
+        for key, value in (
+            ("company_ids", [c.id for c in filters.companies]),
+            ("years", filters.years),
+            ("quarter", filters.quarter),
+            ("form_types", filters.form_types),
+        )
+        if value
+    }
     widened: list[str] = []
     hits = hybrid_search(conn, question, vector, applied, settings)
-    for key in ("quarter", "years", "company_ids", "form_types"):
+    for key in _WIDENING_ORDER:
         if hits or not applied:
             break
         if key in applied:
