@@ -100,6 +100,50 @@ class IngestSettings(BaseModel):
     )
 
 
+class RetrieveSettings(BaseModel):
+    """How a question finds its chunks: hybrid search, fusion, reranking."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = Field(10, ge=1, le=200, description="Chunks a search returns.")
+    candidates: int = Field(
+        40, ge=1, le=1000, description="Candidates from each half (dense, full-text) before fusion."
+    )
+    fusion: Literal["rrf", "minmax"] = Field(
+        "rrf",
+        description="rrf: weighted reciprocal rank fusion; minmax: weighted sum of min-max "
+        "normalized scores.",
+    )
+    rrf_k: float = Field(
+        60.0, gt=0, description="RRF constant: a half adds weight / (rrf_k + rank)."
+    )
+    dense_weight: float = Field(1.0, ge=0, description="Weight of the vector half in fusion.")
+    text_weight: float = Field(1.0, ge=0, description="Weight of the full-text half in fusion.")
+    text_common_share: float = Field(
+        0.25,
+        gt=0,
+        le=1,
+        description="Full-text terms found in more than this share of all chunks are left "
+        "out of the match (the rarest term always stays).",
+    )
+    ef_search: int = Field(
+        100, ge=1, le=1000, description="HNSW search breadth (hnsw.ef_search): recall vs speed."
+    )
+    reranker: Literal["none", "cross-encoder", "llm"] = Field(
+        "none",
+        description="Reorders the fused candidates: a local cross-encoder, the configured LLM, "
+        "or nothing.",
+    )
+    cross_encoder: str | None = Field(
+        None,
+        description="A sentence-transformers CrossEncoder: a local directory, or a Hugging Face "
+        "id already in the local cache (nothing is downloaded).",
+    )
+    rerank_candidates: int = Field(
+        20, ge=1, le=200, description="Fused candidates the reranker scores."
+    )
+
+
 class LLMSettings(BaseModel):
     """Which language model answers questions."""
 
@@ -136,6 +180,7 @@ class Settings(BaseSettings):
     )
     embed: EmbedSettings = Field(default_factory=EmbedSettings, description="Embeddings.")
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="Ingestion.")
+    retrieve: RetrieveSettings = Field(default_factory=RetrieveSettings, description="Retrieval.")
     llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model.")
 
     @property

@@ -45,6 +45,12 @@ def names(filters) -> list[str]:
         ("Where are the 2026 Notes listed?", [], []),
         ("How much cash does apple have?", ["Apple Inc."], []),
         ("What is it worth in FY'23?", [], [2023]),
+        (
+            "What drove operating margin for 3M? If margin is not useful, say so.",
+            ["3M Company"],
+            [],
+        ),
+        ("Apple, Alphabet: lease costs", ["Alphabet Inc.", "Apple Inc."], []),
     ],
 )
 def test_companies_and_years(conn, question: str, companies: list[str], years: list[int]) -> None:

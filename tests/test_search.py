@@ -12,7 +12,7 @@ from finrag.config import load_settings
 from finrag.db import open_store
 from finrag.ingest.pipeline import ingest
 from finrag.retrieve import retrieve
-from finrag.retrieve.hybrid import text_query
+from finrag.retrieve.hybrid import TextQuery, text_query
 from tests import pdfs
 from tests.conftest import run_finrag
 
@@ -70,10 +70,15 @@ def test_flags_override_the_question(store) -> None:
     assert result.filters.matched["company"] == ["--company"]
 
 
-def test_text_query_ors_the_content_words() -> None:
-    assert text_query("What was 3M's FY2018 capital expenditure?") == (
-        "3M OR FY2018 OR capital OR expenditure"
-    )
+def test_text_query_ors_the_content_words_and_glues_acronyms() -> None:
+    query = text_query("What was 3M's FY2018 capital expenditure?")
+    assert query == TextQuery("3M FY2018 capital expenditure")
+    query = text_query("PP&E and SG&A in the 10-K, after COVID-19; R&D?")
+    assert query.words == "after", "acronyms go to the exact half only"
+    assert query.exact == ("ppe", "sga", "10k", "covid19", "rd")
+    # Dates, year ranges and lower-case hyphenated words are words, not acronyms.
+    query = text_query("year-over-year growth 2021-2022 as of 12/31/2022")
+    assert query.exact == ()
 
 
 def test_search_cli_json(store) -> None:

@@ -12,7 +12,15 @@ from typing import Annotated
 import typer
 
 from finrag import __version__
-from finrag.cli import config_cmd, db_cmd, docs_cmd, doctor_cmd, ingest_cmd, search_cmd
+from finrag.cli import (
+    config_cmd,
+    db_cmd,
+    docs_cmd,
+    doctor_cmd,
+    eval_cmd,
+    ingest_cmd,
+    search_cmd,
+)
 from finrag.cli.render import err, print_error
 from finrag.cli.state import AppState
 from finrag.errors import ExitCode, FinragError
@@ -28,6 +36,7 @@ app = typer.Typer(
 app.command("ingest")(ingest_cmd.ingest_command)
 app.command("search")(search_cmd.search_command)
 app.add_typer(docs_cmd.app, name="docs")
+app.add_typer(eval_cmd.app, name="eval")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(db_cmd.app, name="db")
 app.command("doctor")(doctor_cmd.doctor)

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from pydantic import ValidationError
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -19,9 +18,9 @@ from rich.progress import (
 from rich.text import Text
 
 from finrag.cli.render import err, print_json
-from finrag.cli.state import app_state
+from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
-from finrag.errors import ExitCode, UsageError
+from finrag.errors import ExitCode
 from finrag.ingest.pipeline import FAILED, IngestEvent, IngestReport, ingest
 
 
@@ -46,18 +45,7 @@ def ingest_command(
 ) -> None:
     """Parse, chunk, embed and store filings (PDF, EDGAR HTML, Markdown, text)."""
     state = app_state(ctx)
-    settings = state.settings
-    changes = {k: v for k, v in {"parser": parser, "workers": workers}.items() if v is not None}
-    if changes:
-        try:
-            ingest_settings = type(settings.ingest).model_validate(
-                settings.ingest.model_dump() | changes
-            )
-        except ValidationError as exc:
-            raise UsageError(
-                f"invalid option: {exc.errors()[0]['msg']}", hint="see `finrag ingest --help`"
-            ) from None
-        settings = settings.model_copy(update={"ingest": ingest_settings})
+    settings = with_options(state.settings, "ingest", parser=parser, workers=workers)
     overrides = {
         "company": company,
         "ticker": ticker.upper() if ticker else None,

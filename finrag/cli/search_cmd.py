@@ -11,70 +11,84 @@ from rich.table import Table
 from rich.text import Text
 
 from finrag.cli.render import err, out, print_json
-from finrag.cli.state import app_state
+from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
-from finrag.retrieve import retrieve
+from finrag.retrieve import Retriever, SearchResult, Variant
 
 
 def search_command(
     ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The question, in words.")],
-    k: Annotated[int, typer.Option("--k", help="How many chunks.", min=1, max=100)] = 10,
+    k: Annotated[
+        int | None, typer.Option("--k", help="How many chunks (default: retrieve.k).", min=1)
+    ] = None,
     company: Annotated[str | None, typer.Option(help="Only this company.")] = None,
     year: Annotated[int | None, typer.Option(help="Only this fiscal year.")] = None,
     quarter: Annotated[int | None, typer.Option(help="Only this quarter.", min=1, max=4)] = None,
     form: Annotated[str | None, typer.Option(help="Only this form (10-K, 10-Q...).")] = None,
+    fusion: Annotated[str | None, typer.Option(help="rrf or minmax.")] = None,
+    reranker: Annotated[str | None, typer.Option(help="none, cross-encoder or llm.")] = None,
+    variant: Annotated[
+        str | None,
+        typer.Option(help="Stages to run, e.g. dense, fts, hybrid+filters (default: all)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Hybrid (vector + full-text) search with filters read from the question."""
-    settings = app_state(ctx).settings
+    settings = with_options(app_state(ctx).settings, "retrieve", fusion=fusion, reranker=reranker)
     store = open_store(settings)
     try:
-        result = retrieve(
-            store,
-            settings,
+        retriever = Retriever(store, settings)
+        chosen = Variant.parse(variant) if variant else None
+        result = retriever.retrieve(
             question,
             k=k,
+            variant=chosen,
             overrides={"company": company, "year": year, "quarter": quarter, "form": form},
         )
     finally:
         store.close()
-    filters = {
-        "companies": [c.name for c in result.filters.companies],
-        "years": result.filters.years,
-        "quarter": result.filters.quarter,
-        "form_types": result.filters.form_types,
-        "matched": result.filters.matched,
-    }
     if as_json:
-        print_json(
-            {
-                "question": question,
-                "filters": filters,
-                "applied": result.applied,
-                "widened": result.widened,
-                "hits": [asdict(h) for h in result.hits],
-            }
-        )
+        print_json({"question": question, **result_dict(result)})
         return
-    err.print(
-        Text(
-            f"filters: {filters['matched'] or 'none'}"
-            + (
-                f"; widened (nothing matched): {', '.join(result.widened)}"
-                if result.widened
-                else ""
-            )
-        )
-    )
+    _print_result(result)
+
+
+def result_dict(result: SearchResult) -> dict:
+    """A search result as plain data (the shape of `finrag search --json`)."""
+    return {
+        "variant": result.variant,
+        "reranker": result.reranker,
+        "filters": {
+            "companies": [c.name for c in result.filters.companies],
+            "years": result.filters.years,
+            "quarter": result.filters.quarter,
+            "form_types": result.filters.form_types,
+            "matched": result.filters.matched,
+        },
+        "applied": result.applied,
+        "widened": result.widened,
+        "timings_ms": result.timings_ms,
+        "hits": [asdict(h) for h in result.hits],
+    }
+
+
+def _print_result(result: SearchResult) -> None:
+    note = f"filters: {result.filters.matched or 'none'}"
+    if result.widened:
+        note += f"; widened (nothing matched): {', '.join(result.widened)}"
+    note += f"; {result.variant}" + (f" ({result.reranker})" if result.reranker else "")
+    err.print(Text(note))
+    reranked = any(h.rerank_score is not None for h in result.hits)
     table = Table(show_lines=True)
-    for column in ("#", "document", "pages", "section", "kind", "score", "dense", "text"):
+    columns = ["#", "document", "pages", "section", "kind", "score", "dense", "text"]
+    for column in columns + (["rerank"] if reranked else []):
         table.add_column(column, overflow="fold")
     for rank, hit in enumerate(result.hits, 1):
         pages = f"{hit.page_start}" + (f"-{hit.page_end}" if hit.page_end != hit.page_start else "")
         dense = f"#{hit.dense_rank} {hit.dense_score:.3f}" if hit.dense_rank else "-"
         text = f"#{hit.text_rank} {hit.text_score:.3f}" if hit.text_rank else "-"
-        table.add_row(
+        row = [
             str(rank),
             Path(hit.document).name,
             pages,
@@ -83,5 +97,8 @@ def search_command(
             f"{hit.score:.4f}",
             dense,
             text,
-        )
+        ]
+        if reranked:
+            row.append("-" if hit.rerank_score is None else f"{hit.rerank_score:.3f}")
+        table.add_row(*row)
     out.print(table)

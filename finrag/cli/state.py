@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import typer
+from pydantic import ValidationError
 
 from finrag.config import Settings, load_settings
+from finrag.errors import UsageError
 
 
 @dataclass
@@ -28,3 +31,21 @@ def app_state(ctx: typer.Context) -> AppState:
     if state is None:  # a command invoked without the root callback (tests of one group)
         state = ctx.ensure_object(AppState)
     return state
+
+
+def with_options(settings: Settings, section: str, **changes: Any) -> Settings:
+    """``settings`` with the given command-line options applied to one section,
+    validated like the settings file is; options left at None change nothing."""
+    changes = {k: v for k, v in changes.items() if v is not None}
+    if not changes:
+        return settings
+    current = getattr(settings, section)
+    try:
+        updated = type(current).model_validate(current.model_dump() | changes)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        raise UsageError(
+            f"invalid option --{str(problem['loc'][0]).replace('_', '-')}: {problem['msg']}",
+            hint="see the command's --help",
+        ) from None
+    return settings.model_copy(update={section: updated})

@@ -133,7 +133,7 @@ def _find_companies(question: str, conn: psycopg.Connection, filters: QueryFilte
             ref = by_alias.get(alias_key(re.sub(r"['’]s$", "", phrase)))
             if ref is None and n == 1 and words[0].isupper():
                 ref = by_ticker.get(words[0])
-            if ref is not None and not _continues_another_name(tokens, i + n):
+            if ref is not None and not _continues_another_name(question, tokens, i + n):
                 hit = (ref, n, question[tokens[i][1] : tokens[i + n - 1][2]])
                 break
         if hit:
@@ -147,12 +147,15 @@ def _find_companies(question: str, conn: psycopg.Connection, filters: QueryFilte
     filters.companies = list(found.values())
 
 
-def _continues_another_name(tokens: list[tuple[str, int, int]], index: int) -> bool:
+def _continues_another_name(question: str, tokens: list[tuple[str, int, int]], index: int) -> bool:
     """'Apple Hospitality REIT': a capitalised word right after the match makes it part
-    of a longer proper name, so the shorter alias does not apply."""
+    of a longer proper name, so the shorter alias does not apply — unless punctuation
+    stands between them ('... for 3M? If ...')."""
     if index >= len(tokens):
         return False
-    word = tokens[index][0]
+    word, start, _ = tokens[index]
+    if question[tokens[index - 1][2] : start].strip():
+        return False
     return (
         word[:1].isupper()
         and word[1:].islower()

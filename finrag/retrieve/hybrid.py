@@ -1,10 +1,17 @@
 """Hybrid retrieval in one round trip: HNSW dense top-N and full-text top-N, fused in SQL.
 
-Fusion is weighted reciprocal rank fusion: score = w_dense / (k + rank_dense) +
-w_text / (k + rank_text). Filters become a list of document ids (the documents table
-is small), applied to both halves; `hnsw.iterative_scan` keeps a filtered dense search
-returning N rows. The question's words are OR-ed for full-text search: a question is
-not a boolean query, and ts_rank_cd already rewards chunks that match more of it.
+Fusion is weighted reciprocal rank fusion, ``w_dense / (rrf_k + rank_dense) + w_text /
+(rrf_k + rank_text)``, or a weighted sum of min-max normalized scores (each half scaled
+to [0, 1] over its own N candidates). Filters become a list of document ids (the
+documents table is small), applied to both halves; ``hnsw.iterative_scan`` keeps a
+filtered dense search returning N rows.
+
+Full-text ranking is BM25-style: each query lexeme is weighted by its inverse document
+frequency (chunk counts kept in ``lexeme_stats``, sql/003), its frequency in the chunk
+saturating with k1. ts_rank_cd alone has no IDF, so a question's filler words ("amount",
+"details") weighed as much as its subject ("expenditure"). Terms found in more than
+``text_common_share`` of all chunks are left out: they carry almost no weight and would
+make the index return most of the table.
 """
 
 from __future__ import annotations
@@ -15,59 +22,67 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
+from finrag.config import RetrieveSettings
 from finrag.retrieve.filters import QueryFilters
 
 if TYPE_CHECKING:
     import numpy as np
 
-_STOP = {
-    "what",
-    "which",
-    "who",
-    "whom",
-    "whose",
-    "when",
-    "where",
-    "why",
-    "how",
-    "was",
-    "were",
-    "is",
-    "are",
-    "the",
-    "a",
-    "an",
-    "of",
-    "for",
-    "in",
-    "on",
-    "to",
-    "and",
-    "or",
-    "did",
-    "does",
-    "do",
-    "its",
-    "their",
-    "company",
-    "companys",
-    "much",
-    "many",
-    "give",
-    "tell",
-    "me",
-    "please",
-    "by",
-    "from",
-    "with",
-    "as",
-    "at",
-    "be",
-    "this",
-    "that",
-    "according",
-}
-
+_STOP = frozenset(
+    {
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "why",
+        "how",
+        "was",
+        "were",
+        "is",
+        "are",
+        "the",
+        "a",
+        "an",
+        "of",
+        "for",
+        "in",
+        "on",
+        "to",
+        "and",
+        "or",
+        "did",
+        "does",
+        "do",
+        "its",
+        "their",
+        "company",
+        "companys",
+        "much",
+        "many",
+        "give",
+        "tell",
+        "me",
+        "please",
+        "by",
+        "from",
+        "with",
+        "as",
+        "at",
+        "be",
+        "this",
+        "that",
+        "according",
+    }
+)
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9&.\-]*")
+# The same tokens finrag.exact_terms() indexes (sql/002_exact_terms.sql): PP&E, 10-K, M&A.
+_EXACT = re.compile(
+    r"(?<![A-Za-z0-9&/-])((?=[A-Z0-9&/-]*[A-Z])[A-Z0-9]{1,6}(?:[&/-][A-Z0-9]{1,6})+)"
+    r"(?![A-Za-z0-9&/-])"
+)
 
 # Each filter as a condition on documents; the order is the order in which they are dropped.
 _FILTER_SQL = {
@@ -77,16 +92,6 @@ _FILTER_SQL = {
     "form_types": "form_type = ANY(%s)",
 }
 _WIDENING_ORDER = tuple(_FILTER_SQL)
-
-
-@dataclass
-class SearchSettings:
-    candidates: int = 40  # N per half
-    k: int = 10  # results returned
-    rrf_k: int = 60
-    dense_weight: float = 1.0
-    text_weight: float = 1.0
-    ef_search: int = 100
 
 
 @dataclass
@@ -103,11 +108,12 @@ class Hit:
     page_end: int | None
     section_path: list[str]
     content: str
-    score: float
+    score: float  # fused
     dense_rank: int | None
-    dense_score: float | None
+    dense_score: float | None  # cosine similarity
     text_rank: int | None
-    text_score: float | None
+    text_score: float | None  # ts_rank_cd
+    rerank_score: float | None = None
 
 
 @dataclass
@@ -116,13 +122,31 @@ class SearchResult:
     filters: QueryFilters
     applied: dict[str, Any]  # the filters actually used in the final search
     widened: list[str] = field(default_factory=list)  # filters dropped because nothing matched
+    variant: str = "hybrid+filters"
+    reranker: str | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
 
 
-def text_query(question: str) -> str:
-    """'What was 3M's FY2018 capex?' -> '3M OR FY2018 OR capex' (websearch syntax)."""
-    words = re.findall(r"[A-Za-z0-9][A-Za-z0-9&.\-]*", question.replace("’", "'"))
-    kept = [w for w in words if w.lower() not in _STOP and len(w) > 1]
-    return " OR ".join(dict.fromkeys(kept))
+_BM25_K1 = 1.2
+
+
+@dataclass(frozen=True)
+class TextQuery:
+    words: str  # content words, space-separated; Postgres stems them ('english')
+    exact: tuple[str, ...] = ()  # glued acronyms as finrag.exact_terms indexes them
+
+    @property
+    def empty(self) -> bool:
+        return not (self.words or self.exact)
+
+
+def text_query(question: str) -> TextQuery:
+    """'What was 3M's FY2018 PP&E?' -> words '3M FY2018', exact ('ppe',)."""
+    question = question.replace("’", "'")
+    exact = tuple(dict.fromkeys(re.sub(r"[&/-]", "", m).lower() for m in _EXACT.findall(question)))
+    rest = _EXACT.sub(" ", question)
+    words = [w for w in _WORD.findall(rest) if w.lower() not in _STOP and len(w) > 1]
+    return TextQuery(words=" ".join(dict.fromkeys(words)), exact=exact)
 
 
 def matching_documents(conn: psycopg.Connection, applied: dict[str, Any]) -> list[int] | None:
@@ -130,89 +154,138 @@ def matching_documents(conn: psycopg.Connection, applied: dict[str, Any]) -> lis
     if not applied:
         return None
     clauses = [_FILTER_SQL[key] for key in applied]
-    params = list(applied.values())
     rows = conn.execute(
-        f"SELECT id FROM documents WHERE {' AND '.join(clauses)}", params
+        f"SELECT id FROM documents WHERE {' AND '.join(clauses)}", list(applied.values())
     ).fetchall()
     return [r[0] for r in rows]
 
 
 _SQL = """
 WITH dense AS (
-    SELECT id, dist, row_number() OVER (ORDER BY dist) AS rank
+    SELECT id, 1 - dist AS score, row_number() OVER (ORDER BY dist, id) AS rank
     FROM (
         SELECT id, embedding <=> %(vec)s AS dist
         FROM chunks
         WHERE %(docs)s::bigint[] IS NULL OR document_id = ANY(%(docs)s::bigint[])
         ORDER BY embedding <=> %(vec)s
-        LIMIT %(n)s
+        LIMIT %(n_dense)s
     ) nearest
+),
+query_terms AS (
+    SELECT u.lexeme FROM unnest(to_tsvector('english', %(words)s)) AS u
+    UNION
+    SELECT unnest(%(exact)s::text[])
+),
+terms AS (
+    SELECT q.lexeme, s.chunks AS df, corpus.chunks AS total,
+           ln(1 + (corpus.chunks - s.chunks + 0.5) / (s.chunks + 0.5)) AS idf,
+           row_number() OVER (ORDER BY s.chunks, q.lexeme) AS rarity
+    FROM query_terms q
+    JOIN lexeme_stats s USING (lexeme)
+    CROSS JOIN (SELECT chunks FROM lexeme_stats WHERE lexeme = '') AS corpus
+    WHERE s.chunks > 0
+),
+kept AS (  -- common terms out, but never all of them: the rarest stays
+    SELECT lexeme, idf, quote_literal(lexeme)::tsquery AS q
+    FROM terms
+    WHERE df <= %(common)s * total OR rarity = 1
 ),
 lexical AS (
     SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
     FROM (
-        SELECT c.id, ts_rank_cd(c.tsv, q.query) AS score
-        FROM chunks c, websearch_to_tsquery('english', %(text)s) AS q(query)
-        WHERE c.tsv @@ q.query
+        SELECT c.id,
+               (SELECT sum(t.idf * t.tf * (%(k1)s + 1) / (t.tf + %(k1)s))
+                FROM (SELECT kept.idf, ts_rank_cd(c.tsv, kept.q) * 10 AS tf  -- 0.1 per hit
+                      FROM kept WHERE c.tsv @@ kept.q) AS t) AS score
+        FROM chunks c
+        WHERE c.tsv @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM kept)
           AND (%(docs)s::bigint[] IS NULL OR c.document_id = ANY(%(docs)s::bigint[]))
-        ORDER BY score DESC
-        LIMIT %(n)s
+        ORDER BY score DESC, c.id
+        LIMIT %(n_text)s
     ) matched
+),
+joined AS (
+    SELECT COALESCE(dense.id, lexical.id) AS id,
+           dense.rank AS dense_rank, dense.score AS dense_score,
+           lexical.rank AS text_rank, lexical.score AS text_score,
+           min(dense.score) OVER () AS dmin, max(dense.score) OVER () AS dmax,
+           min(lexical.score) OVER () AS tmin, max(lexical.score) OVER () AS tmax
+    FROM dense FULL OUTER JOIN lexical USING (id)
+),
+fused AS (
+    SELECT *,
+        CASE WHEN %(fusion)s = 'rrf' THEN
+            COALESCE(%(wd)s / (%(rrf)s + dense_rank), 0)
+            + COALESCE(%(wt)s / (%(rrf)s + text_rank), 0)
+        ELSE
+            %(wd)s * CASE WHEN dense_score IS NULL THEN 0 WHEN dmax = dmin THEN 1
+                          ELSE (dense_score - dmin) / (dmax - dmin) END
+            + %(wt)s * CASE WHEN text_score IS NULL THEN 0 WHEN tmax = tmin THEN 1
+                            ELSE (text_score - tmin) / (tmax - tmin) END
+        END AS fused
+    FROM joined
 )
 SELECT c.id, c.document_id, d.path, co.name, d.fiscal_year, d.fiscal_quarter, d.form_type,
        c.kind, c.page_start, c.page_end, c.section_path, c.content,
-       COALESCE(%(wd)s / (%(rrf)s + dense.rank), 0)
-         + COALESCE(%(wt)s / (%(rrf)s + lexical.rank), 0) AS fused,
-       dense.rank, 1 - dense.dist, lexical.rank, lexical.score
-FROM dense FULL OUTER JOIN lexical USING (id)
-JOIN chunks c ON c.id = COALESCE(dense.id, lexical.id)
+       f.fused, f.dense_rank, f.dense_score, f.text_rank, f.text_score
+FROM fused f
+JOIN chunks c ON c.id = f.id
 JOIN documents d ON d.id = c.document_id
 LEFT JOIN companies co ON co.id = d.company_id
-ORDER BY fused DESC, c.id
+ORDER BY f.fused DESC, c.id
 LIMIT %(k)s
 """
 
 
 def hybrid_search(
     conn: psycopg.Connection,
-    question: str,
-    vector: np.ndarray,
-    applied: dict[str, Any],
-    settings: SearchSettings,
+    query: TextQuery,
+    vector: np.ndarray | None,
+    docs: list[int] | None,
+    settings: RetrieveSettings,
+    *,
+    k: int,
 ) -> list[Hit]:
-    docs = matching_documents(conn, applied)
-    if docs == []:
+    """One statement: the dense half (skipped without a vector), the full-text half
+    (skipped without words), fused; ``docs`` None means every document."""
+    if docs == [] or (vector is None and query.empty):
         return []
+    n_dense = settings.candidates if vector is not None else 0
     with conn.transaction():
         conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        conn.execute(f"SET LOCAL hnsw.ef_search = {int(settings.ef_search)}")
+        conn.execute(f"SET LOCAL hnsw.ef_search = {max(settings.ef_search, n_dense)}")
         rows = conn.execute(
             _SQL,
             {
-                "vec": vector,
+                # A zero vector keeps the statement valid when the dense half is off.
+                "vec": vector if vector is not None else _zero_vector(conn),
                 "docs": docs,
-                "n": settings.candidates,
-                "text": text_query(question),
+                "n_dense": n_dense,
+                "n_text": 0 if query.empty else settings.candidates,
+                "words": query.words,
+                "exact": list(query.exact),
+                "common": float(settings.text_common_share),
+                "k1": _BM25_K1,
+                "fusion": settings.fusion,
                 "wd": float(settings.dense_weight),
                 "wt": float(settings.text_weight),
                 "rrf": float(settings.rrf_k),
-                "k": settings.k,
+                "k": k,
             },
         ).fetchall()
     return [Hit(*row) for row in rows]
 
 
-def search(
-    conn: psycopg.Connection,
-    question: str,
-    vector: np.ndarray,
-    filters: QueryFilters,
-    settings: SearchSettings | None = None,
-) -> SearchResult:
-    """Filtered hybrid search; when the filters leave nothing, widen them in the order
-    quarter, year, company, form — and say so."""
-    settings = settings or SearchSettings()
-    applied = {
+def _zero_vector(conn: psycopg.Connection):
+    import numpy as np
+
+    dim = conn.execute("SELECT dimension FROM embedding_model").fetchone()[0]
+    return np.zeros(dim, dtype=np.float32)
+
+
+def applied_filters(filters: QueryFilters) -> dict[str, Any]:
+    """The filters as SQL parameters, only those that are set."""
+    return {
         key: value
         for key, value in (
             ("company_ids", [c.id for c in filters.companies]),
@@ -222,13 +295,32 @@ def search(
         )
         if value
     }
+
+
+def search(
+    conn: psycopg.Connection,
+    question: str,
+    vector: np.ndarray | None,
+    filters: QueryFilters,
+    settings: RetrieveSettings,
+    *,
+    k: int | None = None,
+    use_filters: bool = True,
+    full_text: bool = True,
+) -> SearchResult:
+    """Filtered hybrid search; when the filters leave nothing, widen them in the order
+    quarter, year, company, form — and say so."""
+    k = k or settings.k
+    query = text_query(question) if full_text else TextQuery("")
+    applied = applied_filters(filters) if use_filters else {}
     widened: list[str] = []
-    hits = hybrid_search(conn, question, vector, applied, settings)
+    hits = hybrid_search(conn, query, vector, matching_documents(conn, applied), settings, k=k)
     for key in _WIDENING_ORDER:
         if hits or not applied:
             break
         if key in applied:
             del applied[key]
             widened.append(key)
-            hits = hybrid_search(conn, question, vector, applied, settings)
+            docs = matching_documents(conn, applied)
+            hits = hybrid_search(conn, query, vector, docs, settings, k=k)
     return SearchResult(hits=hits, filters=filters, applied=applied, widened=widened)

@@ -1,0 +1,1 @@
+"""Evaluation: datasets, metrics, runs and reports for retrieval and answers."""

@@ -1,0 +1,167 @@
+"""Question in, ranked chunks out: filters, hybrid search, rerank — and the ablations of it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+
+from finrag.config import Settings
+from finrag.db import Store
+from finrag.db.companies import lookup_company
+from finrag.embed import Embedder, get_embedder
+from finrag.errors import UsageError
+from finrag.retrieve.filters import CompanyRef, QueryFilters, extract_query_filters
+from finrag.retrieve.hybrid import SearchResult, search
+from finrag.retrieve.rerank import Reranker, get_reranker, rerank
+
+_PARTS = {"dense", "fts", "hybrid", "filters", "rerank"}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Which stages run. The ablation names them: dense, fts, hybrid, hybrid+filters,
+    hybrid+filters+rerank (and any other '+'-joined combination)."""
+
+    dense: bool = True
+    text: bool = True
+    filters: bool = True
+    rerank: bool = True
+
+    @classmethod
+    def parse(cls, name: str) -> Variant:
+        parts = [p.strip().lower() for p in name.split("+") if p.strip()]
+        unknown = set(parts) - _PARTS
+        if unknown or not parts or parts[0] not in {"dense", "fts", "hybrid"}:
+            raise UsageError(
+                f"unknown retrieval variant {name!r}",
+                hint="start with dense, fts or hybrid, then add +filters and/or +rerank, "
+                "e.g. hybrid+filters+rerank",
+            )
+        return cls(
+            dense=parts[0] in {"dense", "hybrid"},
+            text=parts[0] in {"fts", "hybrid"},
+            filters="filters" in parts,
+            rerank="rerank" in parts,
+        )
+
+    @property
+    def name(self) -> str:
+        base = "hybrid" if self.dense and self.text else "dense" if self.dense else "fts"
+        return base + ("+filters" if self.filters else "") + ("+rerank" if self.rerank else "")
+
+
+class Retriever:
+    """Holds the embedder and reranker so a session or an evaluation loads them once."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        embedder: Embedder | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.embedder = embedder or get_embedder(settings.embed, settings.models_dir)
+        self.reranker = reranker if reranker is not None else get_reranker(settings)
+
+    def retrieve(
+        self,
+        question: str,
+        *,
+        k: int | None = None,
+        overrides: dict[str, Any] | None = None,
+        variant: Variant | None = None,
+        conn: psycopg.Connection | None = None,
+    ) -> SearchResult:
+        """Filters from the question (flags win), filtered hybrid search, then rerank."""
+        variant = variant or Variant(rerank=self.reranker is not None)
+        if variant.rerank and self.reranker is None:
+            raise UsageError(
+                f"variant {variant.name} needs a reranker, and retrieve.reranker is 'none'",
+                hint="set FINRAG_RETRIEVE__RERANKER=llm (or cross-encoder with "
+                "FINRAG_RETRIEVE__CROSS_ENCODER=DIR)",
+            )
+        if conn is None:
+            with self.store.connect() as own:
+                return self.retrieve(question, k=k, overrides=overrides, variant=variant, conn=own)
+        settings = self.settings.retrieve
+        k = k or settings.k
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        vector = self.embedder.embed([question])[0] if variant.dense else None
+        timings["embed"] = _ms_since(t0)
+        t0 = time.perf_counter()
+        filters = self.filters_for(conn, question, overrides)
+        timings["filters"] = _ms_since(t0)
+        t0 = time.perf_counter()
+        fetch = max(k, settings.rerank_candidates) if variant.rerank else k
+        result = search(
+            conn,
+            question,
+            vector,
+            filters,
+            settings,
+            k=fetch,
+            use_filters=variant.filters,
+            full_text=variant.text,
+        )
+        conn.rollback()
+        timings["search"] = _ms_since(t0)
+        if variant.rerank and self.reranker is not None:
+            t0 = time.perf_counter()
+            result.hits = rerank(
+                self.reranker, question, result.hits, top=settings.rerank_candidates
+            )
+            result.reranker = self.reranker.name
+            timings["rerank"] = _ms_since(t0)
+        result.hits = result.hits[:k]
+        result.variant = variant.name
+        result.timings_ms = timings
+        return result
+
+    @staticmethod
+    def filters_for(
+        conn: psycopg.Connection, question: str, overrides: dict[str, Any] | None
+    ) -> QueryFilters:
+        """Filters read from the question; each override (a CLI flag) replaces its field."""
+        filters = extract_query_filters(question, conn)
+        overrides = {key: v for key, v in (overrides or {}).items() if v}
+        if company := overrides.get("company"):
+            found = lookup_company(conn, company)
+            if found is None:
+                raise UsageError(
+                    f"no company {company!r} in the store", hint="see `finrag docs list`"
+                )
+            filters.companies = [CompanyRef(*found)]
+            filters.matched["company"] = ["--company"]
+        if year := overrides.get("year"):
+            filters.years, filters.matched["fiscal_year"] = [year], ["--year"]
+        if quarter := overrides.get("quarter"):
+            filters.quarter, filters.matched["quarter"] = quarter, ["--quarter"]
+        if form := overrides.get("form"):
+            filters.form_types, filters.matched["form_type"] = [form.upper()], ["--form"]
+        return filters
+
+
+def _ms_since(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 2)
+
+
+def retrieve(
+    store: Store,
+    settings: Settings,
+    question: str,
+    *,
+    k: int | None = None,
+    overrides: dict[str, Any] | None = None,
+    embedder: Embedder | None = None,
+) -> SearchResult:
+    """One question through the configured pipeline (a Retriever used once)."""
+    return Retriever(store, settings, embedder=embedder).retrieve(
+        question, k=k, overrides=overrides
+    )
