@@ -1,0 +1,404 @@
+"""Search latency and HNSW recall at scale, on synthetic filings in a real embedded store.
+
+    python eval/bench/search.py [--sizes 100000,1000000] [--queries 200] [--out FILE]
+
+Fills an empty FINRAG_HOME through finrag's own write path (companies, documents,
+chunks with their generated tsvector and lexeme counts) with synthetic chunks: 20
+companies x 10 fiscal years, realistic filing sentences with a long tail of rare
+words, and 384-d vectors drawn around real all-MiniLM-L6-v2 embeddings of such text
+(a mix of two real vectors plus noise, normalized), so that the vectors cluster like
+real ones rather than spreading like uniform noise. The indexes are dropped for the
+bulk load and rebuilt from their own definitions (timed, sized).
+
+Then, per size, with warm caches: p50/p95 of dense only, full-text only, hybrid, and
+hybrid with the company + fiscal-year filter read from the question (finrag's own
+functions, k=10, default settings; embedding the question is not in the clock and is
+reported once), and HNSW recall@10 against exact search, unfiltered and filtered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+COMPANIES = [
+    "Acme Industries",
+    "Globex",
+    "Initech",
+    "Umbrella Pharma",
+    "Stark Manufacturing",
+    "Wayne Enterprises",
+    "Wonka Foods",
+    "Tyrell Robotics",
+    "Cyberdyne Systems",
+    "Soylent Nutrition",
+    "Hooli",
+    "Vandelay Imports",
+    "Massive Dynamic",
+    "Oscorp Chemicals",
+    "Aperture Labs",
+    "Black Mesa Energy",
+    "Monarch Mining",
+    "Gringotts Financial",
+    "Pied Piper Networks",
+    "Dunder Paper",
+]
+YEARS = list(range(2015, 2025))
+METRICS = [
+    "net revenue",
+    "net sales",
+    "gross margin",
+    "operating income",
+    "net income",
+    "capital expenditures",
+    "free cash flow",
+    "research and development expense",
+    "selling, general and administrative expense",
+    "depreciation and amortization",
+    "long-term debt",
+    "cash and cash equivalents",
+    "inventories",
+    "accounts receivable",
+    "goodwill",
+    "operating lease liabilities",
+    "share repurchases",
+    "dividends paid",
+    "effective tax rate",
+    "diluted earnings per share",
+]
+DRIVERS = [
+    "higher volume",
+    "favorable pricing",
+    "foreign currency headwinds",
+    "supply chain disruptions",
+    "acquisitions",
+    "divestitures",
+    "restructuring actions",
+    "lower commodity costs",
+    "increased demand",
+    "channel inventory reductions",
+]
+SEGMENTS = [
+    "North America",
+    "Europe",
+    "Asia Pacific",
+    "Latin America",
+    "the consumer segment",
+    "the industrial segment",
+    "the health care segment",
+    "the services business",
+]
+BOILERPLATE = [
+    "The Company is subject to various legal proceedings arising in the ordinary course of "
+    "business.",
+    "Forward-looking statements involve risks and uncertainties that could cause actual "
+    "results to differ materially.",
+    "The accompanying notes are an integral part of these consolidated financial statements.",
+    "Management evaluated the effectiveness of internal control over financial reporting.",
+    "Changes in interest rates may affect the fair value of the Company's fixed-rate debt.",
+    "The Company maintains a revolving credit facility with a syndicate of banks.",
+    "Certain prior-year amounts have been reclassified to conform to the current presentation.",
+    "Goodwill is tested for impairment annually and when events indicate it may be impaired.",
+]
+
+
+def rare_words(rng: random.Random, n: int) -> list[str]:
+    syllables = ["ka", "lo", "mi", "ter", "zan", "qui", "dro", "vel", "son", "ix", "or", "pha"]
+    return ["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(n)]
+
+
+class TextMaker:
+    def __init__(self, seed: int = 7) -> None:
+        self.rng = random.Random(seed)
+        self.rare = rare_words(self.rng, 20000)
+        # Zipf-like: a few rare words are common, most are seen a handful of times.
+        self.rare_weights = [1 / (i + 1) for i in range(len(self.rare))]
+
+    def sentence(self, company: str, year: int) -> str:
+        r = self.rng
+        metric = r.choice(METRICS)
+        kind = r.random()
+        if kind < 0.35:
+            return (
+                f"{metric.capitalize()} {r.choice(['increased', 'decreased', 'was flat at'])} "
+                f"{r.randint(1, 40)}% to ${r.randint(10, 99999):,} million in fiscal {year}, "
+                f"driven by {r.choice(DRIVERS)} in {r.choice(SEGMENTS)}."
+            )
+        if kind < 0.6:
+            return (
+                f"{company} recorded {metric} of ${r.randint(10, 99999):,} million for the year "
+                f"ended December 31, {year}, compared with ${r.randint(10, 99999):,} million in "
+                f"{year - 1}."
+            )
+        if kind < 0.8:
+            words = r.choices(self.rare, weights=self.rare_weights, k=3)
+            return (
+                f"The {words[0].capitalize()} program and the {words[1]} platform contributed "
+                f"to {metric} in {r.choice(SEGMENTS)}, while {words[2]} sales declined."
+            )
+        return r.choice(BOILERPLATE)
+
+    def chunk(self, company: str, year: int) -> str:
+        return " ".join(self.sentence(company, year) for _ in range(self.rng.randint(3, 7)))
+
+    def question(self) -> tuple[str, str, int]:
+        r = self.rng
+        company, year, metric = r.choice(COMPANIES), r.choice(YEARS), r.choice(METRICS)
+        template = r.choice(
+            [
+                "What was {c}'s {m} in fiscal {y}?",
+                "How did {m} change for {c} in {y}?",
+                "What drove the change in {c} {m} during fiscal {y}?",
+                "How much {m} did {c} report for {y}?",
+            ]
+        )
+        return template.format(c=company, m=metric, y=year), company, year
+
+
+def vectors_around(pool: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    a = pool[rng.integers(0, len(pool), n)]
+    b = pool[rng.integers(0, len(pool), n)]
+    mixed = 0.75 * a + 0.25 * b + rng.normal(0, 0.02, size=a.shape)
+    mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
+    return mixed.astype(np.float32)
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50": round(statistics.median(ordered), 2),
+        "p95": round(ordered[max(0, round(0.95 * len(ordered)) - 1)], 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="100000,1000000", help="row counts, ascending")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--recall-queries", type=int, default=100)
+    parser.add_argument("--pool", type=int, default=2000, help="real embeddings to draw around")
+    parser.add_argument("--out", type=Path, help="also write the JSON report here")
+    args = parser.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+        os.environ["FINRAG_HOME"] = str(Path(tmp) / "home")
+        report = run(sizes, args)
+    report["machine"] = {
+        "platform": platform.platform(),
+        "processor": platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+    }
+    print(json.dumps(report, indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
+
+
+def run(sizes: list[int], args) -> dict:
+    from finrag.config import load_settings
+    from finrag.db import open_store
+    from finrag.embed import get_embedder
+
+    settings = load_settings()
+    store = open_store(settings)
+    embedder = get_embedder(settings.embed, settings.models_dir)
+    maker = TextMaker()
+    rng = np.random.default_rng(11)
+
+    t0 = time.perf_counter()
+    pool_texts = [
+        maker.chunk(maker.rng.choice(COMPANIES), maker.rng.choice(YEARS)) for _ in range(args.pool)
+    ]
+    pool = embedder.embed(pool_texts)
+    questions = [maker.question() for _ in range(args.queries)]
+    t1 = time.perf_counter()
+    qvecs = embedder.embed([q for q, _, _ in questions])
+    embed_ms = (time.perf_counter() - t1) * 1000 / len(questions)
+    report: dict = {
+        "pool_embed_s": round(time.perf_counter() - t0, 1),
+        "question_embed_ms_mean": round(embed_ms, 2),
+        "sizes": [],
+    }
+    loaded = 0
+    try:
+        with store.connect() as conn:
+            indexes = drop_indexes(conn)
+            for size in sizes:
+                t0 = time.perf_counter()
+                load(conn, maker, rng, pool, loaded, size)
+                load_s = time.perf_counter() - t0
+                loaded = size
+                build = rebuild_indexes(conn, indexes)
+                entry = {"rows": size, "load_s": round(load_s, 1), **build}
+                entry |= measure(conn, settings, questions, qvecs, args.recall_queries)
+                report["sizes"].append(entry)
+                print(json.dumps(entry), file=sys.stderr, flush=True)
+                if size != sizes[-1]:
+                    drop_indexes(conn)
+    finally:
+        store.close()
+    return report
+
+
+def drop_indexes(conn) -> dict[str, str]:
+    """The chunk indexes our migrations made (HNSW, GIN), dropped; their definitions kept."""
+    rows = conn.execute(
+        "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'finrag' "
+        "AND tablename = 'chunks' AND indexdef ~ 'USING (hnsw|gin)'"
+    ).fetchall()
+    for name, _ in rows:
+        conn.execute(f"DROP INDEX finrag.{name}")
+    conn.commit()
+    return dict(rows)
+
+
+def rebuild_indexes(conn, indexes: dict[str, str]) -> dict:
+    conn.execute("SET maintenance_work_mem = '4GB'")
+    conn.execute("SET max_parallel_maintenance_workers = 1")  # leader + 1 on 2 cores
+    out: dict = {}
+    for name, definition in indexes.items():
+        kind = "hnsw" if "hnsw" in definition else "gin"
+        t0 = time.perf_counter()
+        conn.execute(definition)
+        conn.commit()
+        out[f"{kind}_build_s"] = round(time.perf_counter() - t0, 1)
+        size = conn.execute("SELECT pg_relation_size(%s)", (f"finrag.{name}",)).fetchone()[0]
+        out[f"{kind}_size_mb"] = round(size / 2**20, 1)
+    conn.execute("ANALYZE chunks")
+    conn.execute("ANALYZE documents")
+    conn.commit()
+    table = conn.execute("SELECT pg_total_relation_size('finrag.chunks')").fetchone()[0]
+    out["chunks_total_size_mb"] = round(table / 2**20, 1)
+    return out
+
+
+def load(conn, maker: TextMaker, rng, pool: np.ndarray, start: int, end: int) -> None:
+    """Rows start..end spread over the 200 (company, year) 10-Ks, one transaction per
+    document and step, through finrag's own write path."""
+    from finrag.db.companies import resolve_company
+    from finrag.db.documents import write_document
+    from finrag.ingest.chunk import Chunk
+
+    docs = [(c, y) for c in COMPANIES for y in YEARS]
+    per_doc = (end - start) // len(docs)
+    for i, (company, year) in enumerate(docs):
+        count = per_doc + (1 if i < (end - start) % len(docs) else 0)
+        texts = [maker.chunk(company, year) for _ in range(count)]
+        chunks = [
+            Chunk(
+                ordinal=0,
+                kind="text",
+                page_start=1 + j // 5,
+                page_end=1 + j // 5,
+                section_path=["Part II", "Item 7. MD&A"],
+                content=t,
+                embed_text=t,
+                tokens=len(t.split()),
+            )
+            for j, t in enumerate(texts)
+        ]
+        with conn.transaction():
+            company_id, _ = resolve_company(conn, [company], None)
+            # Each step adds a new document ("part N") so earlier rows stay in place.
+            part = conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+            for j, chunk in enumerate(chunks):
+                chunk.ordinal = j
+            write_document(
+                conn,
+                fields={
+                    "path": f"/synthetic/{company}/{year}/10-K-part{part}.txt",
+                    "sha256": f"{company}-{year}-{part}",
+                    "pipeline_hash": "bench",
+                    "parser": "text",
+                    "company_id": company_id,
+                    "pages": chunks[-1].page_end if chunks else 0,
+                    "form_type": "10-K",
+                    "fiscal_year": year,
+                    "fiscal_quarter": None,
+                    "period_end": None,
+                    "metadata_source": {},
+                },
+                chunks=chunks,
+                vectors=vectors_around(pool, len(chunks), rng),
+            )
+
+
+def measure(conn, settings, questions, qvecs, recall_queries: int) -> dict:
+    from finrag.retrieve.filters import extract_query_filters
+    from finrag.retrieve.hybrid import TextQuery, hybrid_search, search, text_query
+
+    cfg = settings.retrieve
+    modes = {
+        "dense": lambda q, v: hybrid_search(conn, TextQuery(""), v, None, cfg, k=10),
+        "fts": lambda q, v: hybrid_search(conn, text_query(q), None, None, cfg, k=10),
+        "hybrid": lambda q, v: hybrid_search(conn, text_query(q), v, None, cfg, k=10),
+        "hybrid+company+year": lambda q, v: search(
+            conn, q, v, extract_query_filters(q, conn), cfg, k=10
+        ),
+    }
+    out: dict = {}
+    for name, fn in modes.items():
+        for (q, _, _), v in zip(questions, qvecs, strict=True):  # warm the caches
+            fn(q, v)
+            conn.rollback()
+        samples = []
+        returned = []
+        for (q, _, _), v in zip(questions, qvecs, strict=True):
+            t0 = time.perf_counter()
+            hits = fn(q, v)
+            samples.append((time.perf_counter() - t0) * 1000)
+            returned.append(len(hits.hits) if hasattr(hits, "hits") else len(hits))
+            conn.rollback()
+        out[name] = percentiles(samples) | {"mean_rows": round(statistics.mean(returned), 2)}
+    out["recall@10"] = recall(conn, questions[:recall_queries], qvecs[:recall_queries], cfg)
+    return out
+
+
+def recall(conn, questions, qvecs, cfg) -> dict:
+    from finrag.retrieve.hybrid import TextQuery, hybrid_search
+
+    filtered, unfiltered = [], []
+    for (_, company, year), v in zip(questions, qvecs, strict=True):
+        docs = [
+            r[0]
+            for r in conn.execute(
+                "SELECT d.id FROM documents d JOIN companies c ON c.id = d.company_id "
+                "WHERE c.name = %s AND d.fiscal_year = %s",
+                (company, year),
+            )
+        ]
+        for scope, bucket in ((None, unfiltered), (docs, filtered)):
+            approx = {h.chunk_id for h in hybrid_search(conn, TextQuery(""), v, scope, cfg, k=10)}
+            with conn.transaction():
+                conn.execute("SET LOCAL enable_indexscan = off")  # exact: scan and sort
+                conn.execute("SET LOCAL enable_bitmapscan = off")
+                exact = {
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT id FROM chunks WHERE %(d)s::bigint[] IS NULL "
+                        "OR document_id = ANY(%(d)s::bigint[]) "
+                        "ORDER BY embedding <=> %(v)s LIMIT 10",
+                        {"d": scope, "v": v},
+                    )
+                }
+            bucket.append(len(approx & exact) / 10)
+            conn.rollback()
+    return {
+        "unfiltered": round(statistics.mean(unfiltered), 4),
+        "company+year": round(statistics.mean(filtered), 4),
+    }
+
+
+if __name__ == "__main__":
+    main()
