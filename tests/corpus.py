@@ -56,3 +56,34 @@ def add_document(
             chunks=chunks,
             vectors=embedder.embed(texts),
         )
+
+
+ACME_PAGES = [
+    "ACME overview: we make anvils and rockets for wholesale customers.",
+    "ACME revenue grew 12% to $9.6 billion in 2023 from $8.6 billion in 2022.",
+    "ACME capital expenditures were $310 million in 2023, mostly for rocket plants.",
+    "Purchases of property, plant and equipment were $275 million in 2022.",
+]
+GLOBEX_PAGES = [
+    "Globex overview: we sell widgets.",
+    "Globex revenue fell 3% to $4.0 billion in 2023.",
+    "Globex capital expenditures were $95 million in 2023.",
+]
+
+
+def add_small_filings(conn: psycopg.Connection, embedder: Embedder) -> None:
+    """Two companies' 2023 10-Ks, one fact a page: enough for answers with known truths."""
+    add_document(conn, embedder, "ACME_2023_10K.pdf", ACME_PAGES, company="ACME", year=2023)
+    add_document(conn, embedder, "GLOBEX_2023_10K.pdf", GLOBEX_PAGES, company="Globex", year=2023)
+
+
+def excerpt_number(messages: list[dict], needle: str) -> int:
+    """The [n] label the model was shown for the excerpt containing ``needle``."""
+    import re
+
+    text = "\n".join(str(m["content"]) for m in messages)
+    for block in re.split(r"\n(?=\[\d+\] )", text):
+        m = re.match(r"\[(\d+)\] ", block)
+        if m and needle in block:
+            return int(m.group(1))
+    raise AssertionError(f"no excerpt holds {needle!r}")

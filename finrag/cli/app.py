@@ -13,6 +13,8 @@ import typer
 
 from finrag import __version__
 from finrag.cli import (
+    ask_cmd,
+    chat_cmd,
     config_cmd,
     db_cmd,
     docs_cmd,
@@ -20,6 +22,7 @@ from finrag.cli import (
     eval_cmd,
     ingest_cmd,
     search_cmd,
+    sessions_cmd,
 )
 from finrag.cli.render import err, print_error
 from finrag.cli.state import AppState
@@ -35,6 +38,9 @@ app = typer.Typer(
 )
 app.command("ingest")(ingest_cmd.ingest_command)
 app.command("search")(search_cmd.search_command)
+app.command("ask")(ask_cmd.ask_command)
+app.command("chat")(chat_cmd.chat_command)
+app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(docs_cmd.app, name="docs")
 app.add_typer(eval_cmd.app, name="eval")
 app.add_typer(config_cmd.app, name="config")

@@ -59,13 +59,7 @@ def result_dict(result: SearchResult) -> dict:
     return {
         "variant": result.variant,
         "reranker": result.reranker,
-        "filters": {
-            "companies": [c.name for c in result.filters.companies],
-            "years": result.filters.years,
-            "quarter": result.filters.quarter,
-            "form_types": result.filters.form_types,
-            "matched": result.filters.matched,
-        },
+        "filters": result.filters.as_dict(),
         "applied": result.applied,
         "widened": result.widened,
         "timings_ms": result.timings_ms,

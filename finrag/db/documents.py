@@ -146,3 +146,35 @@ def write_document(
 def remove_document(conn: psycopg.Connection, doc_id: int) -> None:
     """Delete a document; its chunks and vectors go with it (ON DELETE CASCADE)."""
     conn.execute("DELETE FROM documents WHERE id = %s", (doc_id,))
+
+
+@dataclass(frozen=True)
+class CompanyCoverage:
+    company: str
+    ticker: str | None
+    periods: list[str]  # "FY2022 10-K", "FY2024 Q2 10-Q", ...
+
+    def describe(self) -> str:
+        name = self.company + (f" ({self.ticker})" if self.ticker else "")
+        return f"{name}: {', '.join(self.periods)}"
+
+
+def store_coverage(conn: psycopg.Connection) -> list[CompanyCoverage]:
+    """Which companies, periods and forms the store holds: what a refusal can offer."""
+    rows = conn.execute(
+        """
+        SELECT coalesce(c.name, 'unknown company'), c.ticker, d.fiscal_year, d.fiscal_quarter,
+               d.form_type
+        FROM documents d LEFT JOIN companies c ON c.id = d.company_id
+        ORDER BY 1, d.fiscal_year NULLS LAST, d.fiscal_quarter NULLS FIRST
+        """
+    ).fetchall()
+    coverage: dict[str, CompanyCoverage] = {}
+    for name, ticker, year, quarter, form in rows:
+        entry = coverage.setdefault(name, CompanyCoverage(name, ticker, []))
+        period = " ".join(
+            p for p in (f"FY{year}" if year else "", f"Q{quarter}" if quarter else "", form) if p
+        )
+        if period and period not in entry.periods:
+            entry.periods.append(period)
+    return list(coverage.values())

@@ -73,6 +73,15 @@ class QueryFilters:
     def empty(self) -> bool:
         return not (self.companies or self.years or self.quarter or self.form_types)
 
+    def as_dict(self) -> dict:
+        return {
+            "companies": [c.name for c in self.companies],
+            "years": self.years,
+            "quarter": self.quarter,
+            "form_types": self.form_types,
+            "matched": self.matched,
+        }
+
 
 def extract_query_filters(question: str, conn: psycopg.Connection) -> QueryFilters:
     """The filters a question implies, given the companies this store knows."""
@@ -173,3 +182,83 @@ def _continues_another_name(question: str, tokens: list[tuple[str, int, int]], i
             "holdings",
         }
     )
+
+
+_CORPORATE = re.compile(
+    r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s*,?\s+(?:Inc|Corp|Corporation|Company|Co|"
+    r"Ltd|plc|PLC|LLC|Group|Holdings|N\.V|S\.A|AG)\b\.?"
+)
+_POSSESSIVE = re.compile(r"\b((?:[A-Z][\w&.-]*\s+){0,3}[A-Z][\w&.-]*)['’]s\b")
+_NOT_COMPANIES = {
+    "fy",
+    "gaap",
+    "sec",
+    "ceo",
+    "cfo",
+    "us",
+    "u.s",
+    "eu",
+    "uk",
+    "ebitda",
+    "eps",
+    "form",
+    "item",
+    "note",
+    "part",
+    "q1",
+    "q2",
+    "q3",
+    "q4",
+    "nyse",
+    "nasdaq",
+    "the",
+}
+
+
+def unknown_company_names(question: str, filters: QueryFilters) -> list[str]:
+    """Names the question gives a company that the store does not hold: only where the
+    wording says it is a company ("Tesla's", "Initech Inc."), so a capitalised term such
+    as "Cash & Cash Equivalents" is never taken for one."""
+    known = {alias_key(text) for text in filters.matched.get("company", [])}
+    known |= {alias_key(c.name) for c in filters.companies}
+    names: list[str] = []
+    for pattern in (_POSSESSIVE, _CORPORATE):
+        for m in pattern.finditer(question):
+            name = m.group(1).strip()
+            words = name.split()
+            # Drop a leading question word: "Does Tesla's" -> "Tesla".
+            while words and words[0].lower() in _QUESTION_WORDS:
+                words = words[1:]
+            name = " ".join(words)
+            key = alias_key(name)
+            if not key or key in known or name.lower().rstrip(".") in _NOT_COMPANIES:
+                continue
+            if name not in names:
+                names.append(name)
+    return names
+
+
+_QUESTION_WORDS = {
+    "what",
+    "how",
+    "does",
+    "did",
+    "do",
+    "is",
+    "was",
+    "were",
+    "are",
+    "which",
+    "why",
+    "when",
+    "compare",
+    "has",
+    "have",
+    "can",
+    "should",
+    "will",
+    "according",
+    "in",
+    "for",
+    "of",
+}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
@@ -13,9 +13,13 @@ from finrag.db import Store
 from finrag.db.companies import lookup_company
 from finrag.embed import Embedder, get_embedder
 from finrag.errors import UsageError
+from finrag.llm.base import LLMError
 from finrag.retrieve.filters import CompanyRef, QueryFilters, extract_query_filters
 from finrag.retrieve.hybrid import SearchResult, search
 from finrag.retrieve.rerank import Reranker, get_reranker, rerank
+
+if TYPE_CHECKING:
+    from finrag.llm import LLM
 
 _PARTS = {"dense", "fts", "hybrid", "filters", "rerank"}
 
@@ -63,11 +67,12 @@ class Retriever:
         *,
         embedder: Embedder | None = None,
         reranker: Reranker | None = None,
+        llm: LLM | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.embedder = embedder or get_embedder(settings.embed, settings.models_dir)
-        self.reranker = reranker if reranker is not None else get_reranker(settings)
+        self.reranker = reranker if reranker is not None else get_reranker(settings, llm=llm)
 
     def retrieve(
         self,
@@ -77,8 +82,10 @@ class Retriever:
         overrides: dict[str, Any] | None = None,
         variant: Variant | None = None,
         conn: psycopg.Connection | None = None,
+        filters: QueryFilters | None = None,
     ) -> SearchResult:
-        """Filters from the question (flags win), filtered hybrid search, then rerank."""
+        """Filters from the question (flags win; ``filters`` given replace both), filtered
+        hybrid search, then rerank."""
         variant = variant or Variant(rerank=self.reranker is not None)
         if variant.rerank and self.reranker is None:
             raise UsageError(
@@ -88,7 +95,9 @@ class Retriever:
             )
         if conn is None:
             with self.store.connect() as own:
-                return self.retrieve(question, k=k, overrides=overrides, variant=variant, conn=own)
+                return self.retrieve(
+                    question, k=k, overrides=overrides, variant=variant, conn=own, filters=filters
+                )
         settings = self.settings.retrieve
         k = k or settings.k
         timings: dict[str, float] = {}
@@ -96,7 +105,8 @@ class Retriever:
         vector = self.embedder.embed([question])[0] if variant.dense else None
         timings["embed"] = _ms_since(t0)
         t0 = time.perf_counter()
-        filters = self.filters_for(conn, question, overrides)
+        if filters is None:
+            filters = self.filters_for(conn, question, overrides)
         timings["filters"] = _ms_since(t0)
         t0 = time.perf_counter()
         fetch = max(k, settings.rerank_candidates) if variant.rerank else k
@@ -114,10 +124,13 @@ class Retriever:
         timings["search"] = _ms_since(t0)
         if variant.rerank and self.reranker is not None:
             t0 = time.perf_counter()
-            result.hits = rerank(
-                self.reranker, question, result.hits, top=settings.rerank_candidates
-            )
-            result.reranker = self.reranker.name
+            try:
+                result.hits = rerank(
+                    self.reranker, question, result.hits, top=settings.rerank_candidates
+                )
+                result.reranker = self.reranker.name
+            except LLMError as exc:  # a model that fails to rank leaves the fused order
+                result.reranker = f"{self.reranker.name} failed ({exc.message}): fused order"
             timings["rerank"] = _ms_since(t0)
         result.hits = result.hits[:k]
         result.variant = variant.name

@@ -1,0 +1,1 @@
+"""Answers: the calculator, numbers in text, and the cited-answer pipeline."""

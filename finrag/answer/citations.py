@@ -1,0 +1,132 @@
+"""Citations in an answer: [n] markers mapped to documents and pages, and the check that
+every number an answer states comes from what it cites or from a calculation."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from finrag.answer.extraction import CalculationOutcome, CheckedFact
+from finrag.answer.numbers import Amount, found_in, material, parse_amounts
+from finrag.ingest.sentences import split_sentences
+from finrag.retrieve.context import ContextChunk
+
+MARK = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+_QUOTE_CHARS = 240
+
+
+@dataclass
+class Citation:
+    n: int
+    document: str
+    pages: list[int | None]
+    section: str
+    chunk_id: int
+    quote: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class NumberProblem:
+    sentence: str
+    number: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.number} ({self.reason})"
+
+
+def cited(sentence: str) -> list[int]:
+    return [int(n) for m in MARK.finditer(sentence) for n in re.split(r"[,;]\s*", m.group(1))]
+
+
+def answer_sentences(answer: str) -> list[str]:
+    """Sentences with their citation markers; a marker that opens a sentence ('... 5%. [2]')
+    belongs to the one before."""
+    out: list[str] = []
+    for sentence in split_sentences(answer.strip()):
+        lead = re.match(r"^((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)\s*", sentence)
+        if lead and out:
+            out[-1] += " " + lead.group(1).strip()
+            sentence = sentence[lead.end() :]
+        if sentence.strip():
+            out.append(sentence.strip())
+    return out
+
+
+def check_numbers(
+    answer: str,
+    context: Sequence[ContextChunk],
+    facts: Sequence[CheckedFact],
+    calculations: Sequence[CalculationOutcome],
+) -> list[NumberProblem]:
+    """Each number must be in a chunk its sentence cites (or in that source's fact
+    quote), or be a calculation result."""
+    by_n = {c.n: c for c in context}
+    computed: list[Amount] = []
+    for outcome in calculations:
+        if outcome.result is not None and not outcome.unsourced_inputs:
+            computed += parse_amounts(outcome.formatted or "")
+            computed.append(Amount(outcome.result, 1.0, False, False, str(outcome.result), False))
+    problems = []
+    for sentence in answer_sentences(answer):
+        sources = [n for n in cited(sentence) if n in by_n]
+        allowed = list(computed)
+        for n in sources:
+            allowed += parse_amounts(by_n[n].hit.content)
+            allowed += [a for f in facts if f.source == n and f.ok for a in parse_amounts(f.quote)]
+        for amount in material(parse_amounts(sentence)):
+            if found_in(amount, allowed):
+                continue
+            reason = "not in the cited sources" if sources else "no citation"
+            problems.append(NumberProblem(sentence, amount.text, reason))
+    return problems
+
+
+def map_citations(
+    answer: str, context: Sequence[ContextChunk], facts: Sequence[CheckedFact]
+) -> tuple[list[Citation], list[int]]:
+    """The citations an answer uses, in order of first use, and markers that name no chunk."""
+    by_n = {c.n: c for c in context}
+    citations: dict[int, Citation] = {}
+    invalid: list[int] = []
+    for sentence in answer_sentences(answer):
+        for n in cited(sentence):
+            chunk = by_n.get(n)
+            if chunk is None:
+                if n not in invalid:
+                    invalid.append(n)
+                continue
+            if n not in citations:
+                hit = chunk.hit
+                citations[n] = Citation(
+                    n=n,
+                    document=chunk.document,
+                    pages=[hit.page_start, hit.page_end],
+                    section=chunk.section,
+                    chunk_id=hit.chunk_id,
+                    quote=_quote(sentence, chunk, facts),
+                )
+    return list(citations.values()), invalid
+
+
+def _quote(sentence: str, chunk: ContextChunk, facts: Sequence[CheckedFact]) -> str:
+    """What in the chunk backs the sentence: the model's checked quote, else the chunk line
+    holding the sentence's numbers, else the chunk's opening."""
+    for fact in facts:
+        if fact.ok and fact.source == chunk.n and fact.quote.strip():
+            return _clip(fact.quote)
+    numbers = material(parse_amounts(sentence))
+    lines = [ln.strip() for ln in chunk.hit.content.splitlines() if ln.strip()]
+    for line in lines:
+        if numbers and any(found_in(a, parse_amounts(line)) for a in numbers):
+            return _clip(line)
+    return _clip(" ".join(lines[1:]) if len(lines) > 1 else " ".join(lines))
+
+
+def _clip(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip()
+    return text if len(text) <= _QUOTE_CHARS else text[: _QUOTE_CHARS - 1].rstrip() + "…"

@@ -1,0 +1,294 @@
+"""`finrag ask` as a library call: retrieve, extract facts, calculate, answer, check.
+
+1. Retrieve (hybrid search with filters) the chunks for the question. A question about a
+   company the store does not hold, or one whose best chunk is not relevant, is refused
+   here, naming what the store holds, without calling the model.
+2. Extract: the model reads the labelled chunks and returns facts (source + quote) and
+   the arithmetic to do as expressions (JSON, schema-constrained).
+3. Python checks every fact against its chunk and computes every expression.
+4. Answer: the model writes prose from the checked facts and results only (streamed).
+5. Check: every number must be in a chunk its sentence cites, or be a calculation
+   result. Otherwise the answer is regenerated once, then flagged.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from finrag.answer.citations import Citation, check_numbers, map_citations
+from finrag.answer.extraction import (
+    CalculationOutcome,
+    CheckedFact,
+    Extraction,
+    calculations_for_prompt,
+    check_facts,
+    facts_for_prompt,
+    longest_json,
+    run_calculations,
+)
+from finrag.config import Settings
+from finrag.db import Store
+from finrag.db.documents import CompanyCoverage, store_coverage
+from finrag.llm import LLM, ChatResult, get_llm
+from finrag.llm.base import json_schema
+from finrag.llm.prompts import load_prompt
+from finrag.retrieve import Retriever, SearchResult
+from finrag.retrieve.context import ContextChunk, build_context, render_context
+from finrag.retrieve.filters import QueryFilters, unknown_company_names
+
+OnToken = Callable[[str], None]
+# The extraction's reply always fits: its schema bounds every string and list.
+EXTRACTION_BUDGET = longest_json(json_schema(Extraction)) + 16
+OnEvent = Callable[[str], None]  # "retrieved", "extracted", "answering", "retrying"
+
+
+@dataclass
+class Answer:
+    question: str
+    answer: str
+    refused: bool = False
+    refusal: str | None = None  # why, when refused: "unknown-company", "not-relevant", ...
+    citations: list[Citation] = field(default_factory=list)
+    calculations: list[CalculationOutcome] = field(default_factory=list)
+    facts: list[CheckedFact] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)  # what could not be verified
+    # Numbers in no cited excerpt and no calculation result: {number, sentence, reason}.
+    unverified_numbers: list[dict[str, str]] = field(default_factory=list)
+    invalid_citations: list[int] = field(default_factory=list)  # markers that name no excerpt
+    backend: str | None = None
+    model: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # seconds
+    tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0})
+    retrieval: dict[str, Any] = field(default_factory=dict)
+    context: list[dict[str, Any]] = field(default_factory=list)
+    # The excerpts themselves, for checks after the answer (the chat graph's verify).
+    chunks: list[ContextChunk] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(replace(self, chunks=[]))
+        data.pop("chunks")
+        data["calculations"] = [c.as_dict() for c in self.calculations]
+        return data
+
+
+class Asker:
+    """Holds the retriever and the model so a session or an evaluation loads them once."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        llm: LLM | None = None,
+        retriever: Retriever | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        if llm is None and settings.retrieve.reranker == "llm" and retriever is None:
+            llm = get_llm(settings)  # one model for reranking and answering
+        self._llm = llm
+        self.retriever = retriever or Retriever(store, settings, llm=llm)
+
+    @property
+    def llm(self) -> LLM:
+        if self._llm is None:
+            self._llm = get_llm(self.settings)
+        return self._llm
+
+    def ask(
+        self,
+        question: str,
+        *,
+        k: int | None = None,
+        overrides: dict[str, Any] | None = None,
+        on_token: OnToken | None = None,
+        on_event: OnEvent | None = None,
+    ) -> Answer:
+        """Retrieve for the question, then answer from what was found."""
+        started = time.perf_counter()
+        found, coverage = self.search(question, k=k, overrides=overrides)
+        retrieve_s = _since(started)
+        if on_event:
+            on_event("retrieved")
+        answer = self.answer_from(question, found, coverage, on_token=on_token, on_event=on_event)
+        answer.timings["retrieve"] = retrieve_s
+        answer.timings["total"] = _since(started)
+        return answer
+
+    def search(
+        self,
+        question: str,
+        *,
+        k: int | None = None,
+        overrides: dict[str, Any] | None = None,
+        filters: QueryFilters | None = None,
+    ) -> tuple[SearchResult, list[CompanyCoverage]]:
+        """The chunks for a question, and what the store holds (for a refusal's reply)."""
+        with self.store.connect() as conn:
+            found = self.retriever.retrieve(
+                question,
+                k=k or self.settings.answer.k,
+                overrides=overrides,
+                conn=conn,
+                filters=filters,
+            )
+            coverage = store_coverage(conn)
+            conn.rollback()
+        return found, coverage
+
+    def answer_from(
+        self,
+        question: str,
+        found: SearchResult,
+        coverage: list[CompanyCoverage],
+        *,
+        on_token: OnToken | None = None,
+        on_event: OnEvent | None = None,
+    ) -> Answer:
+        """Refuse, or extract facts, calculate, write and check an answer from ``found``."""
+        started = time.perf_counter()
+        notify = on_event or (lambda _e: None)
+        answer = Answer(question=question, answer="")
+        answer.retrieval = _retrieval_summary(found)
+        if refusal := self._refusal(question, found, coverage):
+            answer.refused, answer.refusal, answer.answer = True, refusal[0], refusal[1]
+            answer.timings["total"] = _since(started)
+            return answer
+
+        context = build_context(found.hits)
+        answer.chunks = context
+        answer.context = [
+            {"n": c.n, "label": c.label, "chunk_id": c.hit.chunk_id, "score": c.hit.score}
+            for c in context
+        ]
+        llm = self.llm
+        answer.backend, answer.model = llm.backend, llm.model
+
+        t0 = time.perf_counter()
+        extracted = llm.chat(
+            load_prompt("extract").messages(question=question, context=render_context(context)),
+            output=Extraction,
+            max_tokens=EXTRACTION_BUDGET,
+        )
+        _count(answer, extracted)
+        answer.timings["extract"] = _since(t0)
+        extraction: Extraction = extracted.data
+        answer.facts = check_facts(extraction.facts, context)
+        answer.calculations = run_calculations(extraction.calculations, context)
+        notify("extracted")
+        usable = [f for f in answer.facts if f.ok]
+        if not extraction.answerable and not usable:
+            answer.refused, answer.refusal = True, "not-in-context"
+            answer.answer = _not_found_message(found, coverage)
+            answer.timings["total"] = _since(started)
+            return answer
+        answer.flags += [
+            f"fact from [{f.source}] dropped: {f.problem}" for f in answer.facts if not f.ok
+        ]
+        for c in answer.calculations:
+            if c.error:
+                answer.flags.append(f"calculation '{c.description}' failed: {c.error}")
+            elif c.unsourced_inputs:
+                answer.flags.append(
+                    f"calculation '{c.description}' not used: inputs "
+                    f"{', '.join(c.unsourced_inputs)} are in no source"
+                )
+
+        t0 = time.perf_counter()
+        messages = load_prompt("answer").messages(
+            question=question,
+            facts=facts_for_prompt(answer.facts, context),
+            calculations=calculations_for_prompt(answer.calculations),
+        )
+        notify("answering")
+        reply = llm.chat(messages, on_token=on_token)
+        _count(answer, reply)
+        text = reply.text.strip()
+        problems = check_numbers(text, context, answer.facts, answer.calculations)
+        if problems:
+            notify("retrying")
+            retry = load_prompt("answer_retry").messages(
+                problems="; ".join(p.describe() for p in problems)
+            )
+            reply = llm.chat(
+                [*messages, {"role": "assistant", "content": text}, *retry], on_token=on_token
+            )
+            _count(answer, reply)
+            text = reply.text.strip()
+            problems = check_numbers(text, context, answer.facts, answer.calculations)
+            answer.flags += [f"unverified number {p.describe()}" for p in problems]
+        answer.unverified_numbers = [asdict(p) for p in problems]
+        answer.timings["answer"] = _since(t0)
+        answer.answer = text
+        answer.citations, answer.invalid_citations = map_citations(text, context, answer.facts)
+        answer.flags += [f"citation [{n}] names no source" for n in answer.invalid_citations]
+        if not answer.citations:
+            answer.flags.append("the answer cites no source")
+        answer.timings["total"] = _since(started)
+        return answer
+
+    def _refusal(self, question: str, found: SearchResult, coverage) -> tuple[str, str] | None:
+        unknown = unknown_company_names(question, found.filters)
+        if unknown and not found.filters.companies:
+            return "unknown-company", (
+                f"{' and '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in your "
+                f"filings, so I cannot answer that. {_holdings(coverage)}"
+            )
+        best = max((h.dense_score or -1.0 for h in found.hits), default=None)
+        if best is None or best < self.settings.answer.min_relevance:
+            return "not-relevant", _not_found_message(found, coverage)
+        return None
+
+
+def _not_found_message(found: SearchResult, coverage) -> str:
+    searched = _searched(found)
+    return f"I could not find that in your filings ({searched}). {_holdings(coverage)}"
+
+
+def _searched(found: SearchResult) -> str:
+    f = found.filters
+    parts = []
+    if f.companies and "company_ids" in found.applied:
+        parts.append(", ".join(c.name for c in f.companies))
+    if f.years and "years" in found.applied:
+        parts.append("fiscal " + ", ".join(map(str, f.years)))
+    if f.quarter and "quarter" in found.applied:
+        parts.append(f"Q{f.quarter}")
+    if f.form_types and "form_types" in found.applied:
+        parts.append(", ".join(f.form_types))
+    where = "searched " + (" ".join(parts) if parts else "every filing")
+    if found.widened:
+        where += f"; no filing matched {', '.join(found.widened)}, so that filter was dropped"
+    return where
+
+
+def _holdings(coverage) -> str:
+    if not coverage:
+        return "The store is empty: `finrag ingest PATH` adds filings."
+    return "The store holds: " + "; ".join(c.describe() for c in coverage) + "."
+
+
+def _retrieval_summary(found: SearchResult) -> dict[str, Any]:
+    return {
+        "variant": found.variant,
+        "filters": found.filters.matched,
+        "applied": found.applied,
+        "widened": found.widened,
+        "timings_ms": found.timings_ms,
+        "best_dense_score": max((h.dense_score or -1.0 for h in found.hits), default=None),
+    }
+
+
+def _count(answer: Answer, result: ChatResult) -> None:
+    answer.tokens["prompt"] += result.prompt_tokens
+    answer.tokens["completion"] += result.completion_tokens
+
+
+def _since(t0: float) -> float:
+    return round(time.perf_counter() - t0, 3)
+
+
+__all__ = ["Answer", "Asker", "ContextChunk"]
