@@ -10,15 +10,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from finrag.cli.render import err, out, print_json
-from finrag.cli.state import app_state
+from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import UsageError
+from finrag.evaluate.answer_report import write_answer_report
+from finrag.evaluate.answers import AnswerReport, AnswerResult, evaluate_answers
 from finrag.evaluate.dataset import load_dataset
 from finrag.evaluate.report import fmt, shown_k, write_retrieval_report
 from finrag.evaluate.retrieval import BREAKDOWNS, evaluate_retrieval
 from finrag.retrieve import Retriever, Variant
 
-app = typer.Typer(help="Evaluate retrieval on a question set.", no_args_is_help=True)
+app = typer.Typer(help="Evaluate retrieval and answers on a question set.", no_args_is_help=True)
 
 
 def parse_ks(text: str) -> list[int]:
@@ -82,6 +84,95 @@ def retrieval_command(
     for note in report.notes:
         err.print(f"note: {note}", highlight=False)
     _print_tables(report)
+
+
+@app.command("answers")
+def answers_command(
+    ctx: typer.Context,
+    dataset: Annotated[Path, typer.Argument(help="JSONL questions (finrag or FinanceBench).")],
+    limit: Annotated[int | None, typer.Option(help="Only the first N questions.", min=1)] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Write answers.jsonl (one line per finished question: a rerun resumes), "
+            "answers.json, .csv and .md here.",
+        ),
+    ] = None,
+    judge: Annotated[
+        bool, typer.Option("--judge", help="Also grade each answer with the configured LLM.")
+    ] = False,
+    tolerance: Annotated[
+        float, typer.Option(help="Relative tolerance of the numeric check.", min=0, max=0.5)
+    ] = 0.01,
+    backend: Annotated[
+        str | None, typer.Option(help="LLM backend: auto, ollama, embedded (default: llm.backend).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the whole report as JSON.")
+    ] = False,
+) -> None:
+    """Answers: correctness (numeric-aware; optional LLM judge), citation validity,
+    refusals, latency and tokens, per question and overall."""
+    settings = with_options(app_state(ctx).settings, "llm", backend=backend)
+    questions = load_dataset(dataset, limit=limit)
+    store = open_store(settings)
+    try:
+        with _progress(len(questions)) as advance:
+
+            def on_question(result: AnswerResult, resumed: bool) -> None:
+                advance()
+                if not err.is_terminal:
+                    state = "resumed" if resumed else f"{result.latency_s:.0f} s"
+                    verdict = {True: "right", False: "wrong", None: "n/a"}[result.auto_correct]
+                    err.print(f"{result.id}: {verdict} ({state})", highlight=False)
+
+            report = evaluate_answers(
+                store,
+                settings,
+                questions,
+                dataset=dataset,
+                out_dir=out_dir,
+                use_judge=judge,
+                tolerance=tolerance,
+                on_question=on_question,
+            )
+    finally:
+        store.close()
+    if out_dir is not None:
+        for path in write_answer_report(report, out_dir):
+            err.print(f"wrote {path}", highlight=False)
+    if as_json:
+        print_json(report.as_dict())
+        return
+    _print_answer_summary(report)
+
+
+def _print_answer_summary(report: AnswerReport) -> None:
+    s = report.summary
+    table = Table(title=f"answers on {Path(report.dataset).name} ({report.questions} questions)")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("n", justify="right")
+    for name in (
+        "auto_correct",
+        "numeric_correct",
+        "polarity_correct",
+        "judge_correct",
+        "refusal_rate",
+        "error_rate",
+        "citation_valid",
+        "valid_citation_share",
+        "evidence_cited",
+    ):
+        table.add_row(name.replace("_", " "), fmt(s[name]["value"]), str(s[name]["n"]))
+    table.add_row("latency p50 / p95 s", f"{s['latency_s']['p50']} / {s['latency_s']['p95']}", "")
+    table.add_row(
+        "tokens in / out per question",
+        f"{s['tokens']['prompt_per_question']:,} / {s['tokens']['completion_per_question']:,}",
+        "",
+    )
+    out.print(table)
 
 
 class _progress:

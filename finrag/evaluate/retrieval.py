@@ -38,6 +38,7 @@ class QuestionResult:
     applied: dict[str, Any]
     widened: list[str]
     latency_ms: float
+    reranker: str | None = None  # which reranked, or why it failed and the fused order stood
 
 
 @dataclass
@@ -143,6 +144,7 @@ def _one(retriever, conn, q: EvalQuestion, variant: Variant, ks, stored) -> Ques
         applied=found.applied,
         widened=found.widened,
         latency_ms=round(latency, 2),
+        reranker=found.reranker,
     )
 
 
