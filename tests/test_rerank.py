@@ -147,3 +147,29 @@ def test_cross_encoder_from_a_local_directory_orders_by_its_scores(
     expected = [texts[i] for i in sorted(range(5), key=lambda i: -direct[i])]
     assert [h.content for h in ranked] == expected
     assert [h.rerank_score for h in ranked] == pytest.approx(sorted(direct, reverse=True))
+
+
+def test_llm_reranker_orders_by_the_models_list() -> None:
+    from finrag.llm.fake import FakeLLM
+    from finrag.retrieve.rerank import LLMReranker
+
+    hits = [hit(n, f"excerpt about topic {n} " + "word " * 200) for n in range(1, 6)]
+    # Out-of-range and repeated numbers are ignored; unlisted candidates keep fused order.
+    llm = FakeLLM([{"ranking": [4, 2, 9, 4]}])
+    ranked = rerank(LLMReranker(llm, excerpt_chars=100), "topic 4?", hits, top=5)
+    assert [h.chunk_id for h in ranked] == [4, 2, 1, 3, 5]
+    assert [h.rerank_score for h in ranked] == [1.0, 0.8, 0.0, 0.0, 0.0]
+    (call,) = llm.calls
+    prompt = call["messages"][-1]["content"]
+    assert call["output"] == "Ranking"
+    assert "[4] A p.4\nexcerpt about topic 4" in prompt and "Question: topic 4?" in prompt
+    assert all(len(block) < 140 for block in prompt.split("\n\n")[1:6]), "excerpts are cut"
+
+
+def test_llm_reranker_from_settings_shares_the_given_model() -> None:
+    from finrag.llm.fake import FakeLLM
+
+    llm = FakeLLM([])
+    settings = load_settings(retrieve={"reranker": "llm"})
+    reranker = get_reranker(settings, llm=llm)
+    assert reranker.name == "llm" and reranker.llm is llm

@@ -2,7 +2,8 @@
 
 No cross-encoder ships in the package registries, so ``cross-encoder`` loads one the
 user already has (a local directory, or the Hugging Face cache) and never downloads;
-``llm`` asks the configured language model to rank the candidates (listwise).
+``llm`` asks the configured language model to rank the candidates (listwise): slow on
+a laptop CPU (one long prompt per question), so it is off by default.
 """
 
 from __future__ import annotations
@@ -12,10 +13,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from pydantic import BaseModel
+
 from finrag.errors import ModelNotAvailable
 
 if TYPE_CHECKING:
     from finrag.config import Settings
+    from finrag.llm import LLM
     from finrag.retrieve.hybrid import Hit
 
 
@@ -82,7 +86,48 @@ class CrossEncoderReranker:
         return [float(s) for s in scores]
 
 
-def get_reranker(settings: Settings) -> Reranker | None:
+class Ranking(BaseModel):
+    ranking: list[int]
+
+
+class LLMReranker:
+    """Listwise: the model sees the candidates numbered, with their document and page, and
+    returns their order. A candidate's score is its share of the list below it (first of
+    n: 1.0, last: 1/n); candidates the model leaves out score 0 and keep their fused order."""
+
+    name = "llm"
+
+    def __init__(self, llm: LLM, *, excerpt_chars: int = 400) -> None:
+        self.llm = llm
+        self.excerpt_chars = excerpt_chars
+
+    def score(self, question: str, hits: Sequence[Hit]) -> list[float]:
+        from finrag.llm.prompts import load_prompt
+        from finrag.retrieve.context import page_label
+
+        passages = "\n\n".join(
+            f"[{i}] {Path(h.document).stem} {page_label(h.page_start, h.page_end)}\n"
+            f"{_excerpt(h.content, self.excerpt_chars)}"
+            for i, h in enumerate(hits, 1)
+        )
+        reply = self.llm.chat(
+            load_prompt("rerank").messages(question=question, passages=passages),
+            output=Ranking,
+            max_tokens=8 * len(hits) + 16,
+        )
+        order = list(dict.fromkeys(n for n in reply.data.ranking if 1 <= n <= len(hits)))
+        scores = [0.0] * len(hits)
+        for position, n in enumerate(order):
+            scores[n - 1] = (len(hits) - position) / len(hits)
+        return scores
+
+
+def _excerpt(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def get_reranker(settings: Settings, *, llm: LLM | None = None) -> Reranker | None:
     """The configured reranker, or None; cheap until its first ``score``."""
     choice = settings.retrieve.reranker
     if choice == "none":
@@ -94,7 +139,8 @@ def get_reranker(settings: Settings) -> Reranker | None:
                 hint="set FINRAG_RETRIEVE__CROSS_ENCODER to a local CrossEncoder directory",
             )
         return CrossEncoderReranker(settings.retrieve.cross_encoder)
-    raise ModelNotAvailable(
-        "the llm reranker needs the LLM backends, which this build does not have yet",
-        hint="set retrieve.reranker = 'none' or 'cross-encoder'",
-    )
+    if llm is None:
+        from finrag.llm import get_llm
+
+        llm = get_llm(settings)
+    return LLMReranker(llm)
