@@ -31,7 +31,18 @@ def test_help_lists_only_working_commands() -> None:
     result = run_finrag("--help")
     assert result.returncode == 0
     commands = re.findall(r"^\s{2}(\w+)\s{2,}", result.stdout.split("Commands:")[1], re.M)
-    assert sorted(commands) == ["config", "db", "docs", "doctor", "eval", "ingest", "search"]
+    assert sorted(commands) == [
+        "ask",
+        "chat",
+        "config",
+        "db",
+        "docs",
+        "doctor",
+        "eval",
+        "ingest",
+        "search",
+        "sessions",
+    ]
 
 
 def test_unknown_command_is_a_usage_error() -> None:

@@ -1,0 +1,108 @@
+"""A chat session: the graph run once per turn, with memory in Postgres.
+
+session = ChatSession(store, settings, name="q3-review")
+result = session.turn("What was 3M's capex in FY2018?")
+result.reply, result.citations, result.trace
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from finrag.agent.graph import TokenMeter, TraceStep, run_graph
+from finrag.agent.memory import clear_conversation, load_history, open_conversation, save_turn
+from finrag.agent.nodes import ChatGraph
+from finrag.agent.state import Exchange, Pending, TurnResult, TurnState
+from finrag.answer.pipeline import Asker
+from finrag.config import Settings
+from finrag.db import Store
+from finrag.llm import LLM, get_llm
+
+
+def new_session_name() -> str:
+    return "chat-" + datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+
+
+class ChatSession:
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        name: str | None = None,
+        interactive: bool = True,
+        llm: LLM | None = None,
+        on_token: Callable[[str], None] | None = None,
+        on_event: Callable[[str], None] | None = None,
+        on_step: Callable[[TraceStep], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.name = name or new_session_name()
+        self.interactive = interactive
+        self.meter = TokenMeter()
+        self.llm = self.meter.wrap(llm or get_llm(settings))
+        self.asker = Asker(store, settings, llm=self.llm)
+        self.graph = ChatGraph(
+            self.asker,
+            self.llm,
+            history_turns=settings.chat.history_turns,
+            on_token=on_token,
+            on_event=on_event,
+        )
+        self.on_step = on_step
+        self.last: TurnResult | None = None
+        with store.connect() as conn:
+            self.conversation_id = open_conversation(conn, self.name)
+            self.history, self.pending, self.next_turn = load_history(conn, self.conversation_id)
+
+    @property
+    def resumed_turns(self) -> int:
+        return len(self.history)
+
+    def turn(self, question: str) -> TurnResult:
+        """One user line through the graph; the result is saved before it is returned."""
+        state = TurnState(
+            question=question,
+            history=list(self.history),
+            interactive=self.interactive,
+            pending=self.pending,
+        )
+        trace = run_graph(
+            self.graph.nodes, "contextualize", state, self.meter, on_step=self.on_step
+        )
+        result = TurnResult(
+            turn=self.next_turn,
+            question=question,
+            standalone=state.standalone,
+            intent=state.intent or "relevant",
+            reply=state.reply,
+            citations=state.citations,
+            calculations=state.calculations,
+            flags=state.flags,
+            assumptions=state.assumptions,
+            verified=state.verified,
+            filters=state.filters.as_dict() if state.filters else {},
+            sub_questions=state.sub_questions,
+            trace=trace.as_dict(),
+            clarifying=state.next_pending is not None,
+        )
+        if state.assumptions:
+            result.reply = "Assumed: " + " ".join(state.assumptions) + "\n\n" + result.reply
+        with self.store.connect() as conn:
+            save_turn(conn, self.conversation_id, result, state.next_pending)
+        self.history.append(Exchange(question, state.standalone, result.reply))
+        self.pending = state.next_pending
+        self.next_turn += 1
+        self.last = result
+        return result
+
+    def reset(self) -> None:
+        """Forget this conversation's turns (the name stays)."""
+        with self.store.connect() as conn:
+            clear_conversation(conn, self.conversation_id)
+        self.history, self.pending, self.next_turn, self.last = [], None, 1, None
+
+
+__all__ = ["ChatSession", "Pending", "new_session_name"]

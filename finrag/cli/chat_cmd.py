@@ -1,0 +1,257 @@
+"""`finrag chat`: a conversation over the filings, in a REPL or from a file of lines."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.text import Text
+
+from finrag.agent.graph import TraceStep
+from finrag.agent.session import ChatSession
+from finrag.agent.state import TurnResult
+from finrag.cli.ask_cmd import print_calculations, print_citations
+from finrag.cli.render import err, out
+from finrag.cli.state import app_state, with_options
+from finrag.db import open_store
+from finrag.errors import UsageError
+
+HELP = """Commands:
+  /sources   citations of the last answer, with quotes
+  /trace     the last turn's path through the graph, with timings and tokens
+  /filters   the filters the last question set (company, year, quarter, form)
+  /reset     forget this conversation and start over
+  /help      this list
+  /quit      leave (Ctrl-D works too; Ctrl-C cancels an answer, not the session)"""
+
+
+def chat_command(
+    ctx: typer.Context,
+    session: Annotated[
+        str | None,
+        typer.Option(help="Conversation name: resumes it if it exists (default: a new one)."),
+    ] = None,
+    input_file: Annotated[
+        str | None,
+        typer.Option(
+            "--input",
+            help="Run one line per turn from FILE ('-' for stdin), without asking anything back.",
+        ),
+    ] = None,
+    backend: Annotated[
+        str | None, typer.Option(help="LLM backend: auto, ollama, embedded (default: llm.backend).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="With --input: one JSON object per turn on stdout.")
+    ] = False,
+) -> None:
+    """Talk to your filings: follow-ups, clarifications, multi-company comparisons."""
+    settings = with_options(app_state(ctx).settings, "llm", backend=backend)
+    if input_file is None and not sys.stdin.isatty():
+        input_file = "-"
+    if as_json and input_file is None:
+        raise UsageError("--json needs --input FILE (or lines on stdin)")
+    scripted = input_file is not None
+    streamer = _Streamer() if not as_json and out.is_terminal else None
+    store = open_store(settings)
+    try:
+        chat = ChatSession(
+            store,
+            settings,
+            name=session,
+            interactive=not scripted,
+            on_token=streamer.write if streamer else None,
+            on_event=streamer.event if streamer else _event,
+            on_step=None if as_json else _step if err.is_terminal else None,
+        )
+        if chat.resumed_turns:
+            err.print(f"resumed {chat.name!r}: {chat.resumed_turns} earlier turn(s)")
+        elif not as_json:
+            err.print(f"session {chat.name!r} (resume with --session {chat.name})")
+        if scripted:
+            _run_lines(chat, _lines(input_file), as_json=as_json, streamer=streamer)
+        else:
+            _repl(chat, settings.home / "chat_history", streamer)
+    finally:
+        store.close()
+
+
+class _Streamer:
+    """Writes the answer as it is generated, and remembers what the screen shows since
+    the last retry, so that only what the graph added afterwards is printed again."""
+
+    def __init__(self) -> None:
+        self.shown = ""
+
+    def write(self, piece: str) -> None:
+        self.shown += piece
+        sys.stdout.write(piece)
+        sys.stdout.flush()
+
+    def event(self, event: str) -> None:
+        if event == "retrying" and self.shown:
+            out.print()
+            self.shown = ""
+        _event(event)
+
+
+def _event(event: str) -> None:
+    if event.startswith("sub-question") or event == "retrying":
+        err.print(Text(event if event != "retrying" else "checking again…", style="dim"))
+
+
+def _step(step: TraceStep) -> None:
+    err.print(Text(f"  · {step.node} {step.ms / 1000:.1f} s: {step.out[:100]}", style="dim"))
+
+
+def _lines(source: str) -> Iterator[str]:
+    if source == "-":
+        yield from (line.rstrip("\n") for line in sys.stdin)
+        return
+    path = Path(source)
+    if not path.is_file():
+        raise UsageError(f"no input file at {path}")
+    yield from path.read_text(encoding="utf-8").splitlines()
+
+
+def _run_lines(
+    chat: ChatSession, lines: Iterable[str], *, as_json: bool, streamer: _Streamer | None
+) -> None:
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("/"):
+            if _command(chat, line, as_json=as_json) == "quit":
+                return
+            continue
+        if not as_json:
+            out.print(Text(f"> {line}", style="bold"))
+        if streamer:
+            streamer.shown = ""
+        result = chat.turn(line)
+        if as_json:
+            sys.stdout.write(json.dumps(result.as_dict() | {"session": chat.name}, default=str))
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+        else:
+            _show(result, streamer)
+
+
+def _repl(chat: ChatSession, history_file: Path, streamer: _Streamer | None) -> None:
+    try:
+        import readline  # arrow keys and history for input()
+
+        history_file.parent.mkdir(parents=True, exist_ok=True)
+        if history_file.exists():
+            readline.read_history_file(history_file)
+    except (ImportError, OSError):
+        readline = None
+    err.print("Ask about your filings; /help lists commands.")
+    try:
+        while True:
+            try:
+                line = input("you> ").strip()
+            except KeyboardInterrupt:  # at the prompt: a fresh line, like a shell
+                out.print()
+                continue
+            except EOFError:
+                out.print()
+                return
+            if not line:
+                continue
+            if line.startswith("/"):
+                if _command(chat, line, as_json=False) == "quit":
+                    return
+                continue
+            if streamer:
+                streamer.shown = ""
+            try:
+                result = chat.turn(line)
+            except KeyboardInterrupt:
+                out.print()
+                err.print(Text("cancelled", style="yellow"))
+                continue
+            _show(result, streamer)
+    finally:
+        if readline is not None:
+            with contextlib.suppress(OSError):
+                readline.write_history_file(history_file)
+
+
+def _show(result: TurnResult, streamer: _Streamer | None) -> None:
+    reply = result.reply
+    assumed = caveat = ""
+    if reply.startswith("Assumed: "):
+        assumed, reply = reply.split("\n\n", 1)
+    if "\n\nNot supported by the cited excerpts:" in reply:
+        reply, caveat = reply.rsplit("\n\n", 1)
+    shown = streamer.shown.strip() if streamer else ""
+    if shown:
+        out.print()
+    if assumed:
+        out.print(Text(assumed, style="italic"))
+    if shown != reply.strip():  # not streamed, or replaced after streaming
+        out.print(Text(reply))
+    if caveat:
+        out.print(Text(caveat, style="yellow"))
+    print_citations(result.citations)
+    print_calculations(result.calculations)
+    for flag in result.flags:
+        err.print(Text(f"check: {flag}", style="yellow"))
+    trace = result.trace
+    err.print(
+        Text(
+            f"{result.intent} · {trace['total_ms'] / 1000:.1f} s · {trace['tokens']['prompt']:,} "
+            f"tokens in, {trace['tokens']['completion']:,} out",
+            style="dim",
+        )
+    )
+
+
+def _command(chat: ChatSession, line: str, *, as_json: bool) -> str | None:
+    name = line.split()[0].lower()
+    last = chat.last
+    data: Any
+    if name in ("/quit", "/exit", "/q"):
+        return "quit"
+    if name == "/help":
+        data = HELP
+    elif name == "/reset":
+        chat.reset()
+        data = "conversation reset"
+    elif last is None:
+        data = "nothing asked yet"
+    elif name == "/sources":
+        data = [c.as_dict() for c in last.citations]
+    elif name == "/trace":
+        data = last.trace
+    elif name == "/filters":
+        data = last.filters
+    else:
+        data = f"unknown command {name}; /help lists them"
+    if as_json:
+        sys.stdout.write(json.dumps({"command": name, "result": data}, default=str) + "\n")
+        sys.stdout.flush()
+        return None
+    if isinstance(data, str):
+        out.print(Text(data))
+    elif name == "/sources":
+        print_citations(last.citations) if last.citations else out.print("no citations")
+    elif name == "/trace":
+        for step in data["steps"]:
+            tokens = step["tokens"]
+            out.print(
+                Text(
+                    f"{step['node']:<14} {step['ms'] / 1000:7.2f} s  {tokens['prompt']:>6} in "
+                    f"{tokens['completion']:>5} out  {step['out']}"
+                )
+            )
+    else:
+        out.print(Text(json.dumps(data, indent=2, default=str)))
+    return None
