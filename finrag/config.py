@@ -107,7 +107,16 @@ class RetrieveSettings(BaseModel):
 
     k: int = Field(10, ge=1, le=200, description="Chunks a search returns.")
     candidates: int = Field(
-        40, ge=1, le=1000, description="Candidates from each half (dense, full-text) before fusion."
+        100,
+        ge=1,
+        le=1000,
+        description="Candidates from each half (dense, full-text) before fusion.",
+    )
+    query_analysis: bool = Field(
+        True,
+        description="Search with the question's focus (instructions dropped) plus the filing "
+        "vocabulary for the metrics it names (capex -> purchases of property, plant and "
+        "equipment); off: the question as typed.",
     )
     fusion: Literal["rrf", "minmax"] = Field(
         "rrf",

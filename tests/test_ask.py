@@ -146,7 +146,13 @@ def test_facts_and_calculations_that_do_not_hold_are_dropped(store_and_settings)
             ],
         }
 
-    llm = FakeLLM([extract, "ACME's capital expenditures were $310 million [1]."])
+    llm = FakeLLM(
+        [
+            extract,
+            lambda m: "ACME's capital expenditures were $310 million "
+            f"[{excerpt_number(m, 'capital expenditures were $310')}].",
+        ]
+    )
     answer = Asker(store, settings, llm=llm).ask("What were ACME's capital expenditures in 2023?")
     assert [f.ok for f in answer.facts] == [False, False, True]
     assert answer.facts[1].problem == "no such excerpt"

@@ -327,3 +327,20 @@ def test_sessions_list_is_empty_at_first(store_and_settings, database_url) -> No
     env = dict(os.environ, FINRAG_DATABASE_URL=database_url)
     result = run_finrag("sessions", "list", "--json", env=env)
     assert result.returncode == 0 and json.loads(result.stdout) == []
+
+
+def test_a_company_not_in_the_store_beside_one_that_is_is_named(store_and_settings) -> None:
+    store, settings = store_and_settings
+    llm = FakeLLM(
+        [
+            extract_fact("revenue grew 12% to $9.6 billion", "$9.6"),
+            cite("$9.6 billion", "ACME's revenue was $9.6 billion in 2023 [n]."),
+            SUPPORTED,
+        ]
+    )
+    result = ChatSession(store, settings, llm=llm).turn(
+        "Compare Tesla's and ACME's revenue in 2023."
+    )
+    assert result.intent == "relevant" and result.sub_questions == []
+    assert result.assumptions == ["Tesla is not in your filings: answered for ACME only."]
+    assert result.reply.startswith("Assumed: Tesla is not in your filings")

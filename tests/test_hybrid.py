@@ -237,3 +237,36 @@ def test_full_text_weighs_rare_terms_over_common_ones(db) -> None:
     # ...unless it is the only term: the rarest term always stays.
     hits = hybrid_search(conn, text_query("amount"), None, None, RetrieveSettings(), k=20)
     assert len(hits) == 9
+
+
+def test_question_analysis_reaches_the_line_item(database_url: str) -> None:
+    """'capex' is 'purchases of property, plant and equipment' in a cash-flow statement:
+    with the analysis both halves find that line; with the question as typed they do not."""
+    from finrag.retrieve import Retriever
+    from tests.corpus import add_small_filings
+
+    settings = load_settings(database_url=SecretStr(database_url))
+    store = open_store(settings)
+    try:
+        embedder = get_embedder(settings.embed)
+        with store.connect() as conn:
+            add_small_filings(conn, embedder)
+        question = (
+            "What was ACME's capex in 2022? Give a response by relying on the cash flow "
+            "statement."
+        )
+        analyzed = Retriever(store, settings, embedder=embedder).retrieve(question, k=4)
+        plain_settings = settings.model_copy(
+            update={"retrieve": settings.retrieve.model_copy(update={"query_analysis": False})}
+        )
+        plain = Retriever(store, plain_settings, embedder=embedder).retrieve(question, k=4)
+    finally:
+        store.close()
+    assert analyzed.hits[0].content.startswith("Purchases of property, plant and equipment")
+    assert "purchases of property plant and equipment" in analyzed.query
+    assert analyzed.hits[0].text_rank == 1
+    # As typed, 'capex' is in no chunk: the full-text half finds the line by its year only.
+    assert plain.query == question
+    line = next(h for h in plain.hits if h.content.startswith("Purchases of property"))
+    assert line.text_rank != 1
+    assert analyzed.hits[0].text_score > 2 * line.text_score

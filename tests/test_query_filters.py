@@ -81,3 +81,14 @@ def test_matched_words_explain_each_filter(conn) -> None:
     assert filters.matched == {"company": ["3M"], "fiscal_year": ["FY2018"], "form_type": ["10-K"]}
     assert not extract_query_filters("hello there", conn).matched
     assert extract_query_filters("hello there", conn).empty
+
+
+def test_an_upper_case_short_name_finds_the_one_company_it_begins(conn) -> None:
+    resolve_company(conn, ["MGMRESORTS"], None)  # no ticker known (an earnings release)
+    resolve_company(conn, ["American Express Company"], None)
+    resolve_company(conn, ["American Airlines Group"], None)
+    found = extract_query_filters("Which region did best for MGM in 2022?", conn)
+    assert names(found) == ["Mgmresorts"] and found.matched["company"] == ["MGM"]
+    # 'AMERICAN' begins two companies' names: no guess.
+    assert names(extract_query_filters("What did AMERICAN report?", conn)) == []
+    assert names(extract_query_filters("What did mgm report?", conn)) == [], "upper case only"

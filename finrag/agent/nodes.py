@@ -42,7 +42,7 @@ _GREETING = re.compile(
     re.I,
 )
 _ANAPHORA = re.compile(
-    r"\b(?:it|its|it's|they|them|their|this|that|these|those|same|also|then|there|the\s+"
+    r"\b(?:it|its|it's|they|them|their|this|that|these|those|same|also|the\s+"
     r"company|the\s+firm|what\s+about|how\s+about|and\s+in|and\s+for)\b|^\s*(?:and|or|but)\b",
     re.I,
 )
@@ -174,6 +174,12 @@ class ChatGraph:
             s.intent_reason = f"no filing reports fiscal {', '.join(map(str, missing_years))}"
         elif s.filters.companies:
             s.intent, s.intent_reason = "relevant", "names a company in the store"
+            if unknown:
+                held = " and ".join(c.name for c in s.filters.companies)
+                s.assumptions.append(
+                    f"{' and '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in "
+                    f"your filings: answered for {held} only."
+                )
         else:
             self._classify(s)
         if s.intent == "relevant":

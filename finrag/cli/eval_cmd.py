@@ -17,7 +17,7 @@ from finrag.evaluate.answer_report import write_answer_report
 from finrag.evaluate.answers import AnswerReport, AnswerResult, evaluate_answers
 from finrag.evaluate.dataset import load_dataset
 from finrag.evaluate.report import fmt, shown_k, write_retrieval_report
-from finrag.evaluate.retrieval import BREAKDOWNS, evaluate_retrieval
+from finrag.evaluate.retrieval import BREAKDOWNS, QuestionResult, evaluate_retrieval
 from finrag.retrieve import Retriever, Variant
 
 app = typer.Typer(help="Evaluate retrieval and answers on a question set.", no_args_is_help=True)
@@ -71,7 +71,7 @@ def retrieval_command(
                 ks=ks,
                 variants=variants,
                 retriever=retriever,
-                on_question=lambda _r: advance(),
+                on_question=lambda r: _retrieval_progress(r, advance),
             )
     finally:
         store.close()
@@ -84,6 +84,18 @@ def retrieval_command(
     for note in report.notes:
         err.print(f"note: {note}", highlight=False)
     _print_tables(report)
+
+
+def _retrieval_progress(result: QuestionResult, advance) -> None:
+    """The bar on a terminal; a line per question otherwise (long runs in a log)."""
+    advance()
+    if not err.is_terminal:
+        rank = result.first_relevant_rank or "-"
+        err.print(
+            f"{result.variant} {result.id}: first relevant rank {rank} "
+            f"({result.latency_ms:.0f} ms)",
+            highlight=False,
+        )
 
 
 @app.command("answers")

@@ -58,6 +58,7 @@ def result_dict(result: SearchResult) -> dict:
     """A search result as plain data (the shape of `finrag search --json`)."""
     return {
         "variant": result.variant,
+        "query": result.query,
         "reranker": result.reranker,
         "filters": result.filters.as_dict(),
         "applied": result.applied,

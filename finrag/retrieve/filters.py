@@ -141,7 +141,7 @@ def _find_companies(question: str, conn: psycopg.Connection, filters: QueryFilte
             phrase = " ".join(words)
             ref = by_alias.get(alias_key(re.sub(r"['’]s$", "", phrase)))
             if ref is None and n == 1 and words[0].isupper():
-                ref = by_ticker.get(words[0])
+                ref = by_ticker.get(words[0]) or _by_prefix(words[0], by_alias)
             if ref is not None and not _continues_another_name(question, tokens, i + n):
                 hit = (ref, n, question[tokens[i][1] : tokens[i + n - 1][2]])
                 break
@@ -154,6 +154,16 @@ def _find_companies(question: str, conn: psycopg.Connection, filters: QueryFilte
         else:
             i += 1
     filters.companies = list(found.values())
+
+
+def _by_prefix(word: str, by_alias: dict[str, CompanyRef]) -> CompanyRef | None:
+    """'MGM' for 'MGM Resorts': an upper-case word of 3+ characters that begins the
+    aliases of exactly one company (a short name, when no ticker was found)."""
+    key = word.lower()
+    if len(key) < 3:
+        return None
+    found = {ref.id: ref for alias, ref in by_alias.items() if alias.startswith(key)}
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def _continues_another_name(question: str, tokens: list[tuple[str, int, int]], index: int) -> bool:

@@ -124,6 +124,7 @@ class SearchResult:
     widened: list[str] = field(default_factory=list)  # filters dropped because nothing matched
     variant: str = "hybrid+filters"
     reranker: str | None = None
+    query: str = ""  # what the halves searched with (the question, analyzed)
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 

@@ -16,6 +16,7 @@ from finrag.errors import UsageError
 from finrag.llm.base import LLMError
 from finrag.retrieve.filters import CompanyRef, QueryFilters, extract_query_filters
 from finrag.retrieve.hybrid import SearchResult, search
+from finrag.retrieve.query import analyze_question
 from finrag.retrieve.rerank import Reranker, get_reranker, rerank
 
 if TYPE_CHECKING:
@@ -101,8 +102,11 @@ class Retriever:
         settings = self.settings.retrieve
         k = k or settings.k
         timings: dict[str, float] = {}
+        # Both halves search with the question's focus and the filing vocabulary for what it
+        # asks; filters still come from the whole question.
+        query = analyze_question(question).search_text if settings.query_analysis else question
         t0 = time.perf_counter()
-        vector = self.embedder.embed([question])[0] if variant.dense else None
+        vector = self.embedder.embed([query])[0] if variant.dense else None
         timings["embed"] = _ms_since(t0)
         t0 = time.perf_counter()
         if filters is None:
@@ -112,7 +116,7 @@ class Retriever:
         fetch = max(k, settings.rerank_candidates) if variant.rerank else k
         result = search(
             conn,
-            question,
+            query,
             vector,
             filters,
             settings,
@@ -133,6 +137,7 @@ class Retriever:
                 result.reranker = f"{self.reranker.name} failed ({exc.message}): fused order"
             timings["rerank"] = _ms_since(t0)
         result.hits = result.hits[:k]
+        result.query = query
         result.variant = variant.name
         result.timings_ms = timings
         return result

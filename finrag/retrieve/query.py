@@ -1,0 +1,147 @@
+"""What a question asks, in the words a filing uses.
+
+Analysts write "capex", "PPNE", "quick ratio", "top line"; filings write "purchases of
+property, plant and equipment", "cash and cash equivalents", "net sales". Questions
+also carry instructions that describe nothing in any filing ("Give a response ... by
+relying on the details shown in the cash flow statement", "If operating margin is not a
+useful metric for a company like this, then state that and explain why"), which pull a
+sentence embedding away from the page that answers.
+
+``analyze_question`` keeps the sentences that describe the information, notes which
+financial statement an instruction points at, and adds the filing vocabulary for the
+metrics the question names (a fixed glossary of standard US GAAP line items, never
+company names). Both halves of the hybrid search use the result.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# Sentences that tell the reader how to answer, not what to find.
+_INSTRUCTION = re.compile(
+    r"^\s*(?:give\s+a\s+response|answer\s+the\s+following|assume\s+that\s+you|"
+    r"please\s+(?:help|answer|respond|provide|round|base)|we\s+want\s+to\s+calculate|"
+    r"using\s+only|based\s+(?:only\s+)?on\s+the\s+information|respond\s|round\s|"
+    r"express\s+(?:the|your)|answer\s+in\s|provide\s+(?:a|the|your)\s+(?:response|answer)|"
+    r"if\s+[\w\s\-/&%]{1,60}?\s+(?:is|are)\s+not\s+(?:a\s+)?(?:useful|relevant|meaningful|"
+    r"explicitly)|calculate\s+what\s+was\s+asked|"
+    r"(?:this|the)\s+(?:metric|ratio)\s+is\s+(?:defined|calculated))",
+    re.I,
+)
+_STATEMENTS = {
+    "cash flow": (
+        re.compile(r"\bcash\s*flows?\s+statements?\b|\bstatements?\s+of\s+cash\s+flows?\b", re.I),
+        "consolidated statements of cash flows",
+    ),
+    "balance sheet": (
+        re.compile(r"\bbalance\s+sheets?\b|\bstatements?\s+of\s+financial\s+position\b", re.I),
+        "consolidated balance sheets total assets total liabilities",
+    ),
+    "income statement": (
+        re.compile(
+            r"\b(?:income|earnings|operations)\s+statements?\b|\bP\s*&\s*L\b|"
+            r"\bstatements?\s+of\s+(?:income|operations|earnings)\b",
+            re.I,
+        ),
+        "consolidated statements of income operations net sales",
+    ),
+}
+# Metric -> the line items and words filings use for it.
+_GLOSSARY: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(p, re.I), words)
+    for p, words in (
+        (
+            r"\bcap(?:ital)?[\s-]*ex(?:penditures?)?\b|\bcapital\s+spending\b",
+            "capital expenditures purchases of property plant and equipment",
+        ),
+        (r"\bPP\s*&\s*E\b|\bPPNE\b|\bfixed\s+assets?\b", "property plant and equipment net"),
+        (r"\btop[\s-]*line\b|\brevenues?\b|\bsales\b", "revenue net sales total revenues"),
+        (r"\bgross\s+margins?\b", "gross margin gross profit cost of sales net sales"),
+        (r"\boperating\s+margins?\b", "operating income operating margin net sales revenue"),
+        (r"\bnet\s+(?:profit\s+)?margins?\b", "net income net sales revenue"),
+        (r"\bEBITDAR?\b", "operating income depreciation and amortization"),
+        (r"\bEBIT\b", "operating income earnings before interest and taxes"),
+        (r"\beffective\s+tax\s+rate\b", "effective tax rate provision for income taxes"),
+        (r"\bworking\s+capital\b", "total current assets total current liabilities"),
+        (
+            r"\bquick\s+ratio\b|\bacid[\s-]+test\b",
+            "cash and cash equivalents marketable securities accounts receivable total current "
+            "liabilities",
+        ),
+        (r"\bcurrent\s+ratio\b", "total current assets total current liabilities"),
+        (r"\bliquidity\b", "liquidity cash and cash equivalents current assets"),
+        (
+            r"\bfree\s+cash\s*flow\b|\bFCF\b",
+            "net cash provided by operating activities purchases of property and equipment",
+        ),
+        (
+            r"\boperating\s+cash\s*flow\b|\bcash\s+from\s+operations\b",
+            "net cash provided by operating activities",
+        ),
+        (
+            r"\b(?:operating|investing|financing)(?:,?\s+(?:and\s+)?(?:operating|investing|"
+            r"financing))*\s+activities\b",
+            "net cash provided by used in operating activities investing activities financing "
+            "activities",
+        ),
+        (r"\bDPO\b|\bdays\s+payable\b", "accounts payable cost of sales"),
+        (r"\bDSO\b|\bdays\s+sales\s+outstanding\b", "accounts receivable net sales"),
+        (r"\binventory\s+turnover\b|\bDIO\b", "inventories cost of sales"),
+        (
+            r"\bcapital[\s-]+intensive\b|\bcapital\s+intensity\b",
+            "capital expenditures property plant and equipment total assets revenue",
+        ),
+        (
+            r"\b(?:total\s+)?debt\b|\bborrowings\b|\bleverage\b",
+            "long-term debt short-term borrowings current portion of long-term debt",
+        ),
+        (r"\binterest\s+coverage\b", "operating income interest expense"),
+        (r"\bROA\b|\breturn\s+on\s+assets\b", "net income total assets"),
+        (r"\bROE\b|\breturn\s+on\s+equity\b", "net income total shareholders equity"),
+        (r"\bdividends?\b|\bpayout\b", "dividends paid cash dividends declared per share"),
+        (
+            r"\bbuybacks?\b|\bshare\s+repurchases?\b|\brepurchased?\s+shares\b",
+            "purchases of treasury stock repurchases of common stock",
+        ),
+        (r"\bEPS\b|\bearnings\s+per\s+share\b", "earnings per share diluted basic"),
+        (r"\bliabilit(?:y|ies)\b", "total liabilities"),
+        (r"\brestructuring\b", "restructuring and impairment charges"),
+        (r"\blegal\b|\blitigation\b|\blawsuits?\b", "legal proceedings litigation contingencies"),
+        (r"\bacquisitions?\b|\bacquired\b|\bM\s*&\s*A\b", "acquisitions business combinations"),
+        (r"\bgeograph(?:y|ies|ic)\b|\bregions?\b", "geographic segments regions"),
+        (r"\bsegments?\b", "segment results reportable segments"),
+        (r"\bguidance\b|\boutlook\b", "outlook guidance expects"),
+        (r"\bpension\b|\bretirees?\b", "pension and postretirement benefit payments"),
+    )
+]
+
+
+@dataclass(frozen=True)
+class QueryAnalysis:
+    focus: str  # the question without its instructions
+    statement: str | None = None  # "cash flow", "balance sheet", "income statement"
+    expansions: tuple[str, ...] = field(default_factory=tuple)  # filing vocabulary
+
+    @property
+    def search_text(self) -> str:
+        """What both halves search with: the focus, the statement's title, the vocabulary."""
+        extra = [_STATEMENTS[self.statement][1]] if self.statement else []
+        return " ".join([self.focus, *extra, *self.expansions]).strip()
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s for s in re.split(r"(?<=[.?!])\s+(?=[A-Z(\"'])", text.strip()) if s.strip()]
+
+
+def analyze_question(question: str) -> QueryAnalysis:
+    statement = next(
+        (name for name, (pattern, _) in _STATEMENTS.items() if pattern.search(question)), None
+    )
+    sentences = split_sentences(question)
+    kept = [s for s in sentences if not _INSTRUCTION.match(s)]
+    focus = " ".join(kept) if kept else question.strip()
+    expansions = tuple(
+        dict.fromkeys(words for pattern, words in _GLOSSARY if pattern.search(focus))
+    )
+    return QueryAnalysis(focus=focus, statement=statement, expansions=expansions)
