@@ -149,8 +149,10 @@ def test_facts_and_calculations_that_do_not_hold_are_dropped(store_and_settings)
     llm = FakeLLM(
         [
             extract,
-            lambda m: "ACME's capital expenditures were $310 million "
-            f"[{excerpt_number(m, 'capital expenditures were $310')}].",
+            lambda m: (
+                "ACME's capital expenditures were $310 million "
+                f"[{excerpt_number(m, 'capital expenditures were $310')}]."
+            ),
         ]
     )
     answer = Asker(store, settings, llm=llm).ask("What were ACME's capital expenditures in 2023?")

@@ -252,8 +252,7 @@ def test_question_analysis_reaches_the_line_item(database_url: str) -> None:
         with store.connect() as conn:
             add_small_filings(conn, embedder)
         question = (
-            "What was ACME's capex in 2022? Give a response by relying on the cash flow "
-            "statement."
+            "What was ACME's capex in 2022? Give a response by relying on the cash flow statement."
         )
         analyzed = Retriever(store, settings, embedder=embedder).retrieve(question, k=4)
         plain_settings = settings.model_copy(
