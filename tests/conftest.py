@@ -35,6 +35,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FINRAG_")}
     env["OLLAMA_HOST"] = DEAD_OLLAMA
     env["FINRAG_LLM__EMBEDDED_MODEL"] = str(smollm_gguf())
+    env["FINRAG_ANSWER__MIN_RELEVANCE"] = "0.05"
     env.update(extra)
     return env
 
@@ -49,6 +50,9 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.setenv("OLLAMA_HOST", DEAD_OLLAMA)
     monkeypatch.setenv("FINRAG_EMBED__BACKEND", "hash")
+    # answer.min_relevance is calibrated for MiniLM's cosine scale; the hash embedder's
+    # similarities run lower, so refusals in tests are driven explicitly, not by it.
+    monkeypatch.setenv("FINRAG_ANSWER__MIN_RELEVANCE", "0.05")
     # The embedded backend runs the small model unless a test asks for the bundled one.
     monkeypatch.setenv("FINRAG_LLM__EMBEDDED_MODEL", str(smollm_gguf()))
 

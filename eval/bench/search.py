@@ -12,8 +12,9 @@ bulk load and rebuilt from their own definitions (timed, sized).
 
 Then, per size, with warm caches: p50/p95 of dense only, full-text only, hybrid, and
 hybrid with the company + fiscal-year filter read from the question (finrag's own
-functions, k=10, default settings; embedding the question is not in the clock and is
-reported once), and HNSW recall@10 against exact search, unfiltered and filtered.
+functions, k=10, default settings, the full-text half on the analyzed question as the
+product runs it; embedding the question is not in the clock and is reported once), and
+HNSW recall@10 against exact search, unfiltered and filtered.
 """
 
 from __future__ import annotations
@@ -337,14 +338,19 @@ def load(conn, maker: TextMaker, rng, pool: np.ndarray, start: int, end: int) ->
 def measure(conn, settings, questions, qvecs, recall_queries: int) -> dict:
     from finrag.retrieve.filters import extract_query_filters
     from finrag.retrieve.hybrid import TextQuery, hybrid_search, search, text_query
+    from finrag.retrieve.query import analyze_question
 
     cfg = settings.retrieve
+
+    def analyzed(q: str) -> str:  # what the product searches with (question analysis on)
+        return analyze_question(q).search_text
+
     modes = {
         "dense": lambda q, v: hybrid_search(conn, TextQuery(""), v, None, cfg, k=10),
-        "fts": lambda q, v: hybrid_search(conn, text_query(q), None, None, cfg, k=10),
-        "hybrid": lambda q, v: hybrid_search(conn, text_query(q), v, None, cfg, k=10),
+        "fts": lambda q, v: hybrid_search(conn, text_query(analyzed(q)), None, None, cfg, k=10),
+        "hybrid": lambda q, v: hybrid_search(conn, text_query(analyzed(q)), v, None, cfg, k=10),
         "hybrid+company+year": lambda q, v: search(
-            conn, q, v, extract_query_filters(q, conn), cfg, k=10
+            conn, analyzed(q), v, extract_query_filters(q, conn), cfg, k=10
         ),
     }
     out: dict = {}

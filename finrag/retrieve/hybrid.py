@@ -187,7 +187,12 @@ terms AS (
     WHERE s.chunks > 0
 ),
 kept AS (  -- common terms out, but never all of them: the rarest stays
-    SELECT lexeme, idf, quote_literal(lexeme)::tsquery AS q
+    SELECT lexeme, idf, quote_literal(lexeme)::tsquery AS q,
+           -- Rows are matched by the rarest terms only, while their chunk counts add up to
+           -- the budget: the work stays bounded however large the store grows. Every kept
+           -- term still scores the matched rows.
+           coalesce(sum(df) OVER (ORDER BY df, lexeme ROWS BETWEEN UNBOUNDED PRECEDING
+                                  AND 1 PRECEDING), 0) < %(budget)s AS matches
     FROM terms
     WHERE df <= %(common)s * total OR rarity = 1
 ),
@@ -199,7 +204,8 @@ lexical AS (
                 FROM (SELECT kept.idf, ts_rank_cd(c.tsv, kept.q) * 10 AS tf  -- 0.1 per hit
                       FROM kept WHERE c.tsv @@ kept.q) AS t) AS score
         FROM chunks c
-        WHERE c.tsv @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery FROM kept)
+        WHERE c.tsv @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery
+                        FROM kept WHERE matches)
           AND (%(docs)s::bigint[] IS NULL OR c.document_id = ANY(%(docs)s::bigint[]))
         ORDER BY score DESC, c.id
         LIMIT %(n_text)s
@@ -266,6 +272,7 @@ def hybrid_search(
                 "words": query.words,
                 "exact": list(query.exact),
                 "common": float(settings.text_common_share),
+                "budget": settings.text_match_budget,
                 "k1": _BM25_K1,
                 "fusion": settings.fusion,
                 "wd": float(settings.dense_weight),
