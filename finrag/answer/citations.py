@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from finrag.answer.extraction import CalculationOutcome, CheckedFact
 from finrag.answer.numbers import Amount, found_in, material, parse_amounts
 from finrag.ingest.sentences import split_sentences
+from finrag.ingest.tables import table_in_words
 from finrag.retrieve.context import ContextChunk
 
 MARK = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
@@ -55,6 +56,30 @@ def answer_sentences(answer: str) -> list[str]:
         if sentence.strip():
             out.append(sentence.strip())
     return out
+
+
+def attach_citations(answer: str, facts: Sequence[CheckedFact]) -> tuple[str, list[int]]:
+    """Sentences that state a number one of the checked facts holds, but cite nothing,
+    get that fact's excerpt as their citation. Small models drop citations; here the
+    attribution is computed from the facts, never guessed, and returned to be reported.
+    Numbers no fact holds stay uncited (and the number check flags them)."""
+    sources = [(f.source, material(parse_amounts(f.value or f.quote))) for f in facts if f.ok]
+    added: list[int] = []
+    lines = []
+    for line in answer.split("\n"):
+        pieces = re.split(r"(?<=[.!?])(\s+)", line)
+        for i in range(0, len(pieces), 2):
+            sentence = pieces[i]
+            numbers = material(parse_amounts(sentence))
+            if not numbers or cited(sentence):
+                continue
+            found = sorted({n for n, held in sources for a in numbers if found_in(a, held)})
+            if found:
+                body, end = re.match(r"(.*?)([.!?]*)$", sentence, re.S).groups()
+                pieces[i] = f"{body.rstrip()} [{', '.join(map(str, found))}]{end}"
+                added += [n for n in found if n not in added]
+        lines.append("".join(pieces))
+    return "\n".join(lines), added
 
 
 def check_numbers(
@@ -114,16 +139,20 @@ def map_citations(
 
 
 def _quote(sentence: str, chunk: ContextChunk, facts: Sequence[CheckedFact]) -> str:
-    """What in the chunk backs the sentence: the model's checked quote, else the chunk line
-    holding the sentence's numbers, else the chunk's opening."""
-    for fact in facts:
-        if fact.ok and fact.source == chunk.n and fact.quote.strip():
-            return _clip(fact.quote)
+    """What in the chunk backs the sentence: the chunk's own line holding the sentence's
+    numbers (a table row reads as words), else the model's checked quote, else the
+    chunk's opening."""
     numbers = material(parse_amounts(sentence))
-    lines = [ln.strip() for ln in chunk.hit.content.splitlines() if ln.strip()]
+    body = chunk.hit.content
+    if chunk.hit.kind == "table":
+        body = table_in_words(body)
+    lines = [ln.strip() for ln in body.splitlines() if ln.strip()]
     for line in lines:
         if numbers and any(found_in(a, parse_amounts(line)) for a in numbers):
             return _clip(line)
+    for fact in facts:
+        if fact.ok and fact.source == chunk.n and fact.quote.strip():
+            return _clip(fact.quote)
     return _clip(" ".join(lines[1:]) if len(lines) > 1 else " ".join(lines))
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
+from rapidfuzz import fuzz
 
 from finrag.answer.calculator import (
     CalculationError,
@@ -20,11 +21,12 @@ from finrag.answer.calculator import (
     format_number,
     normalize_expression,
 )
-from finrag.answer.numbers import Amount, found_in, material, parse_amounts
+from finrag.answer.numbers import Amount, found_in, material, normalize, parse_amounts
 from finrag.retrieve.context import ContextChunk
 
 # Numbers an expression may use without a source: unit conversions, days in a year,
 # percent, halves for averages.
+_QUOTE_MATCH = 80  # rapidfuzz partial ratio of a quote within an excerpt (words and numbers)
 _CONSTANTS = {0.0, 1.0, 2.0, 3.0, 4.0, 12.0, 100.0, 360.0, 365.0, 1000.0, 1e6, 1e9}
 
 
@@ -68,6 +70,7 @@ class CheckedFact:
     value: str
     ok: bool
     problem: str | None = None
+    moved_from: int | None = None  # the excerpt the model named, when the quote is elsewhere
 
 
 @dataclass
@@ -96,28 +99,42 @@ class CalculationOutcome:
 
 
 def check_facts(facts: Sequence[Fact], context: Sequence[ContextChunk]) -> list[CheckedFact]:
-    """A fact stands when its source exists and its number is in that excerpt."""
+    """A fact stands when its number is in the excerpt it names. Small models often name
+    the wrong excerpt: when the number is not there but the quote is found in another
+    excerpt that holds the number, the fact moves to that excerpt (and says so)."""
     by_n = {c.n: c for c in context}
+    amounts = {c.n: parse_amounts(c.hit.content) for c in context}
     checked = []
     for fact in facts:
-        chunk = by_n.get(fact.source)
-        if chunk is None:
-            checked.append(
-                CheckedFact(fact.source, fact.quote, fact.value, False, "no such excerpt")
-            )
-            continue
         numbers = material(parse_amounts(fact.value or fact.quote))
-        in_chunk = parse_amounts(chunk.hit.content)
-        missing = [a.text for a in numbers if not found_in(a, in_chunk)]
-        checked.append(
-            CheckedFact(
-                fact.source,
-                fact.quote,
-                fact.value,
-                not missing,
-                f"{', '.join(missing)} not in excerpt [{fact.source}]" if missing else None,
+
+        def holds(n: int, numbers=numbers) -> bool:
+            return n in by_n and all(found_in(a, amounts[n]) for a in numbers)
+
+        if holds(fact.source):
+            checked.append(CheckedFact(fact.source, fact.quote, fact.value, True))
+            continue
+        quoted = normalize(fact.quote)
+        elsewhere = [
+            n
+            for n in by_n
+            if numbers
+            and n != fact.source
+            and holds(n)
+            and fuzz.partial_ratio(quoted, normalize(by_n[n].hit.content)) >= _QUOTE_MATCH
+        ]
+        if elsewhere:
+            best = max(
+                elsewhere, key=lambda n: fuzz.partial_ratio(quoted, normalize(by_n[n].hit.content))
             )
-        )
+            checked.append(CheckedFact(best, fact.quote, fact.value, True, moved_from=fact.source))
+            continue
+        if fact.source not in by_n:
+            problem = "no such excerpt"
+        else:
+            missing = [a.text for a in numbers if not found_in(a, amounts[fact.source])]
+            problem = f"{', '.join(missing)} not in excerpt [{fact.source}]"
+        checked.append(CheckedFact(fact.source, fact.quote, fact.value, False, problem))
     return checked
 
 

@@ -126,3 +126,8 @@ def found_in(amount: Amount, candidates: Iterable[Amount], *, rel: float = 0.01)
 def material(amounts: Iterable[Amount]) -> list[Amount]:
     """The amounts that carry a claim: not years, not list numbering like '1.'."""
     return [a for a in amounts if not a.is_year]
+
+
+def normalize(text: str) -> str:
+    """Lower-case words and numbers only: Markdown tables and PDF text meet on this."""
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))

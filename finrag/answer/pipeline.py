@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from finrag.answer.citations import Citation, check_numbers, map_citations
+from finrag.answer.citations import Citation, attach_citations, check_numbers, map_citations
 from finrag.answer.extraction import (
     CalculationOutcome,
     CheckedFact,
@@ -187,6 +187,10 @@ class Asker:
             return answer
         answer.flags += [
             f"fact from [{f.source}] dropped: {f.problem}" for f in answer.facts if not f.ok
+        ] + [
+            f"fact's source corrected from [{f.moved_from}] to [{f.source}], where its quote is"
+            for f in answer.facts
+            if f.moved_from is not None
         ]
         for c in answer.calculations:
             if c.error:
@@ -206,7 +210,7 @@ class Asker:
         notify("answering")
         reply = llm.chat(messages, on_token=on_token)
         _count(answer, reply)
-        text = reply.text.strip()
+        text, added = attach_citations(reply.text.strip(), answer.facts)
         problems = check_numbers(text, context, answer.facts, answer.calculations)
         if problems:
             notify("retrying")
@@ -217,9 +221,14 @@ class Asker:
                 [*messages, {"role": "assistant", "content": text}, *retry], on_token=on_token
             )
             _count(answer, reply)
-            text = reply.text.strip()
+            text, added = attach_citations(reply.text.strip(), answer.facts)
             problems = check_numbers(text, context, answer.facts, answer.calculations)
             answer.flags += [f"unverified number {p.describe()}" for p in problems]
+        if added:
+            answer.flags.append(
+                "citations added by finrag where the model cited nothing: "
+                + ", ".join(f"[{n}]" for n in added)
+            )
         answer.unverified_numbers = [asdict(p) for p in problems]
         answer.timings["answer"] = _since(t0)
         answer.answer = text

@@ -15,12 +15,12 @@ page of that document. Per k:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
 
+from finrag.answer.numbers import normalize
 from finrag.evaluate.dataset import EvalQuestion, Evidence
 
 METRICS = ("hit", "recall", "precision", "f1", "mrr", "text_hit")
@@ -39,11 +39,6 @@ class Retrieved:
         if self.page_start is None:
             return range(0)
         return range(self.page_start, (self.page_end or self.page_start) + 1)
-
-
-def normalize(text: str) -> str:
-    """Lower-case words and numbers only: Markdown tables and PDF text meet on this."""
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
 def text_matches(content: str, evidence_texts: Iterable[str]) -> bool:

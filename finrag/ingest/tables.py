@@ -135,6 +135,7 @@ def summarize_rows(
     units: str | None,
     *,
     legend: bool = True,
+    pair_always: bool = False,
 ) -> str:
     """A deterministic description in words of ``rows`` of ``table``.
 
@@ -145,7 +146,7 @@ def summarize_rows(
     """
     parts = [p for p in (title, _units_note(title, units)) if p]
     columns = short_headers(table.header)
-    paired = all(len(c.split()) <= _PAIRED_HEADER_WORDS for c in columns[1:])
+    paired = pair_always or all(len(c.split()) <= _PAIRED_HEADER_WORDS for c in columns[1:])
     if not paired and legend:
         parts.append("Columns: " + " | ".join(columns[1:]) + ".")
     lines = []
@@ -162,6 +163,27 @@ def summarize_rows(
             continue
         lines.append(f"{label}: {values}" if label else values)
     return "\n".join([" ".join(parts), *lines]).strip()
+
+
+def table_in_words(content: str) -> str:
+    """A table chunk as a small model reads it best: the lines above the table as they
+    are, then one line per row with every value next to its column ("Purchases of PP&E:
+    2018 (1,577); 2017 (1,373)"). Markdown columns are easy to misread by one; these
+    are not. The values are the chunk's own, character for character."""
+    lines = content.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("|")), None)
+    if start is None:
+        return content
+    end = next(
+        (i for i in range(start, len(lines)) if not lines[i].lstrip().startswith("|")),
+        len(lines),
+    )
+    table = parse_markdown_table("\n".join(lines[start:end]))
+    if table is None:
+        return content
+    table = promote_header_rows(table)
+    rows = summarize_rows(table, table.rows, "", None, legend=False, pair_always=True)
+    return "\n".join([*lines[:start], rows, *lines[end:]]).strip()
 
 
 @dataclass

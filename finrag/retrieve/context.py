@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
+from finrag.ingest.tables import table_in_words
 from finrag.retrieve.hybrid import Hit
 
 T = TypeVar("T")
@@ -55,7 +56,10 @@ class ContextChunk:
         return " ".join(p for p in parts if p) + (f" · {self.section}" if self.section else "")
 
     def render(self) -> str:
-        return f"{self.label}\n{self.hit.content.strip()}"
+        body = self.hit.content.strip()
+        if self.hit.kind == "table":
+            body = table_in_words(body)
+        return f"{self.label}\n{body}"
 
 
 def build_context(hits: Sequence[Hit]) -> list[ContextChunk]:
