@@ -100,3 +100,32 @@ def run_finrag(*args: str, env: dict[str, str] | None = None, timeout: float = 1
         stdin=subprocess.DEVNULL,
         check=False,
     )
+
+
+@pytest.fixture
+def store_and_settings(database_url: str):
+    """A store holding two companies' small 10-Ks (tests.corpus.add_small_filings)."""
+    from pydantic import SecretStr
+
+    from finrag.config import load_settings
+    from finrag.db import open_store
+    from finrag.embed import get_embedder
+    from tests.corpus import add_small_filings
+
+    settings = load_settings(database_url=SecretStr(database_url))
+    with open_store(settings) as store:
+        with store.connect() as conn:
+            add_small_filings(conn, get_embedder(settings.embed))
+        yield store, settings
+
+
+def send_json(handler, status: int, data: dict) -> None:
+    """A JSON reply from a stand-in HTTP server's request handler."""
+    import json
+
+    raw = json.dumps(data).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(raw)))
+    handler.end_headers()
+    handler.wfile.write(raw)

@@ -8,27 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
-from pydantic import SecretStr
 
 from finrag.answer.pipeline import Asker
-from finrag.config import load_settings
-from finrag.db import open_store
 from finrag.errors import ExitCode
 from finrag.llm.fake import FakeLLM
 from tests.conftest import run_finrag
-from tests.corpus import add_small_filings, excerpt_number
-
-
-@pytest.fixture
-def store_and_settings(database_url: str):
-    settings = load_settings(database_url=SecretStr(database_url))
-    store = open_store(settings)
-    from finrag.embed import get_embedder
-
-    with store.connect() as conn:
-        add_small_filings(conn, get_embedder(settings.embed))
-    yield store, settings
-    store.close()
+from tests.corpus import excerpt_number
 
 
 def extraction(messages, *, calculations=()):

@@ -6,27 +6,13 @@ import json
 import os
 
 import pytest
-from pydantic import SecretStr
 
 from finrag.agent.graph import END, TokenMeter, run_graph
 from finrag.agent.nodes import MAX_DEPTH
 from finrag.agent.session import ChatSession
-from finrag.config import load_settings
-from finrag.db import open_store
-from finrag.embed import get_embedder
 from finrag.llm.fake import FakeLLM
 from tests.conftest import run_finrag
-from tests.corpus import add_small_filings, excerpt_number
-
-
-@pytest.fixture
-def store_and_settings(database_url: str):
-    settings = load_settings(database_url=SecretStr(database_url))
-    store = open_store(settings)
-    with store.connect() as conn:
-        add_small_filings(conn, get_embedder(settings.embed))
-    yield store, settings
-    store.close()
+from tests.corpus import excerpt_number
 
 
 def extract_fact(needle: str, value: str):

@@ -18,6 +18,7 @@ from finrag.embed import get_embedder
 from finrag.errors import ModelNotAvailable
 from finrag.ingest.pipeline import ingest
 from tests import pdfs
+from tests.conftest import send_json
 
 DIM = 8
 
@@ -36,12 +37,7 @@ class _FakeOllama(BaseHTTPRequestHandler):
         self._reply(200, {"model": body["model"], "embeddings": vectors})
 
     def _reply(self, status: int, data: dict) -> None:
-        raw = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
+        send_json(self, status, data)
 
     def log_message(self, *args: object) -> None:  # keep test output clean
         pass

@@ -20,6 +20,7 @@ from finrag.llm.base import Deadline, json_schema
 from finrag.llm.embedded import EmbeddedLLM
 from finrag.llm.fake import FakeLLM
 from finrag.llm.ollama_backend import OllamaLLM, ollama_ready
+from tests.conftest import send_json
 
 MODEL = "qwen2.5:7b-instruct"
 
@@ -120,12 +121,7 @@ class _StandInOllama(BaseHTTPRequestHandler):
         self.wfile.write(raw)
 
     def _json(self, status: int, data: dict) -> None:
-        raw = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
+        send_json(self, status, data)
 
     def log_message(self, *args: object) -> None:
         pass

@@ -18,22 +18,29 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from finrag.agent.graph import END
 from finrag.agent.multihop import Renumbering, concatenated, numbered_answers
 from finrag.agent.safety import safety_reply
+from finrag.agent.schemas import (
+    MAX_SUB_QUESTIONS,
+    IntentChoice,
+    Missing,
+    Rewrite,
+    Standalone,
+    SubQuestions,
+    Support,
+)
 from finrag.agent.state import Pending, TurnState
 from finrag.answer.citations import check_numbers, map_citations
 from finrag.answer.pipeline import Asker
-from finrag.db.documents import store_coverage
+from finrag.db.documents import describe_coverage, store_coverage
 from finrag.llm import LLMError
 from finrag.llm.prompts import load_prompt
 from finrag.retrieve.filters import extract_query_filters, unknown_company_names
-from finrag.retrieve.hybrid import SearchResult
+from finrag.retrieve.hybrid import fuse_results
+from finrag.text import clip
 
 MAX_DEPTH = 3  # rounds of decomposition: the first split and two for what is still missing
-MAX_SUB_QUESTIONS = 5
 _EXCERPT_CHARS = 1500
 
 _GREETING = re.compile(
@@ -54,33 +61,6 @@ _COMPARE = re.compile(
 # A 10-K reports two or three fiscal years: a question about FY2017 is answerable from
 # a FY2018 or FY2019 filing.
 _YEARS_REPORTED = 3
-
-
-class Standalone(BaseModel):
-    standalone: str = Field(max_length=400)
-
-
-class IntentChoice(BaseModel):
-    intent: str = Field(pattern="^(relevant|vague|unclear|general|irrelevant)$")
-    reason: str = Field(max_length=160)
-
-
-class SubQuestions(BaseModel):
-    sub_questions: list[str] = Field(max_length=MAX_SUB_QUESTIONS)
-
-
-class Missing(BaseModel):
-    missing: list[str] = Field(max_length=3)
-
-
-class Support(BaseModel):
-    supported: bool
-    unsupported: list[str] = Field(max_length=5)
-
-
-class Rewrite(BaseModel):
-    query: str = Field(max_length=300)
-    passage: str = Field(max_length=600)
 
 
 Emit = Callable[[str], None]
@@ -133,7 +113,7 @@ class ChatGraph:
             s.standalone = s.question.strip()
             return "safety", "stands alone"
         history = "\n".join(
-            f"User: {e.standalone}\nAssistant: {_clip(e.answer, 300)}"
+            f"User: {e.standalone}\nAssistant: {clip(e.answer, 300)}"
             for e in s.history[-self.history_turns :]
         )
         try:
@@ -269,7 +249,7 @@ class ChatGraph:
             unsupported.append("the answer cites no excerpt")
         else:
             excerpts = "\n\n".join(
-                f"{c.label}\n{_clip(c.hit.content, _EXCERPT_CHARS)}" for c in cited
+                f"{c.label}\n{clip(c.hit.content, _EXCERPT_CHARS)}" for c in cited
             )
             calculations = "; ".join(
                 f"{c.description} = {c.formatted}" for c in s.calculations if c.result is not None
@@ -313,7 +293,7 @@ class ChatGraph:
             return "verify", "no rewrite"
         by_query, coverage = self.asker.search(rewrite.query, filters=s.filters)
         by_passage, _ = self.asker.search(rewrite.passage, filters=s.filters)
-        merged = fuse(by_query, by_passage, k=self.asker.settings.answer.k)
+        merged = fuse_results(by_query, by_passage, k=self.asker.settings.answer.k)
         a = self.asker.answer_from(
             s.standalone, merged, coverage, on_token=self.on_token, on_event=self.on_event
         )
@@ -418,27 +398,6 @@ def _caveat(s: TurnState) -> None:
     s.reply += "\n\nNot supported by the cited excerpts: " + "; ".join(s.unsupported) + "."
 
 
-def fuse(first: SearchResult, second: SearchResult, *, k: int) -> SearchResult:
-    """Two rankings made one by reciprocal rank fusion (the same chunk counted once)."""
-    scores: dict[int, float] = {}
-    hits = {}
-    for result in (first, second):
-        for rank, hit in enumerate(result.hits, 1):
-            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1 / (60 + rank)
-            hits.setdefault(hit.chunk_id, hit)
-    order = sorted(scores, key=lambda cid: -scores[cid])[:k]
-    merged = [hits[cid] for cid in order]
-    for hit in merged:
-        hit.score = scores[hit.chunk_id]
-    return SearchResult(
-        hits=merged,
-        filters=first.filters,
-        applied=first.applied,
-        widened=first.widened,
-        variant="rewrite+hyde",
-    )
-
-
 def _years_not_held(conn, filters) -> list[int]:
     """Years asked about that no stored filing reports (for the companies asked about)."""
     if not filters.years:
@@ -456,10 +415,7 @@ def _years_not_held(conn, filters) -> list[int]:
 
 
 def _holdings(conn) -> str:
-    coverage = store_coverage(conn)
-    if not coverage:
-        return "nothing yet (`finrag ingest PATH` adds filings)"
-    return "; ".join(c.describe() for c in coverage)
+    return describe_coverage(store_coverage(conn))
 
 
 def _example(holdings: str) -> str:
@@ -477,8 +433,3 @@ def _company_override(question: str) -> dict[str, Any] | None:
 
 def _norm(question: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", question.lower()))
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

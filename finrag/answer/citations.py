@@ -12,6 +12,7 @@ from finrag.answer.numbers import Amount, found_in, material, parse_amounts
 from finrag.ingest.sentences import split_sentences
 from finrag.ingest.tables import table_in_words
 from finrag.retrieve.context import ContextChunk
+from finrag.text import clip
 
 MARK = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 _QUOTE_CHARS = 240
@@ -149,13 +150,8 @@ def _quote(sentence: str, chunk: ContextChunk, facts: Sequence[CheckedFact]) -> 
     lines = [ln.strip() for ln in body.splitlines() if ln.strip()]
     for line in lines:
         if numbers and any(found_in(a, parse_amounts(line)) for a in numbers):
-            return _clip(line)
+            return clip(line, _QUOTE_CHARS)
     for fact in facts:
         if fact.ok and fact.source == chunk.n and fact.quote.strip():
-            return _clip(fact.quote)
-    return _clip(" ".join(lines[1:]) if len(lines) > 1 else " ".join(lines))
-
-
-def _clip(text: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= _QUOTE_CHARS else text[: _QUOTE_CHARS - 1].rstrip() + "…"
+            return clip(fact.quote, _QUOTE_CHARS)
+    return clip(" ".join(lines[1:]) if len(lines) > 1 else " ".join(lines), _QUOTE_CHARS)

@@ -31,7 +31,7 @@ from finrag.answer.extraction import (
 )
 from finrag.config import Settings
 from finrag.db import Store
-from finrag.db.documents import CompanyCoverage, store_coverage
+from finrag.db.documents import CompanyCoverage, describe_coverage, store_coverage
 from finrag.llm import LLM, ChatResult, get_llm
 from finrag.llm.base import json_schema
 from finrag.llm.prompts import load_prompt
@@ -275,9 +275,7 @@ def _searched(found: SearchResult) -> str:
 
 
 def _holdings(coverage) -> str:
-    if not coverage:
-        return "The store is empty: `finrag ingest PATH` adds filings."
-    return "The store holds: " + "; ".join(c.describe() for c in coverage) + "."
+    return f"The store holds: {describe_coverage(coverage)}."
 
 
 def _retrieval_summary(found: SearchResult) -> dict[str, Any]:

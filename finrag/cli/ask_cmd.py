@@ -72,22 +72,20 @@ def ask_command(
         sys.stdout.write(piece)
         sys.stdout.flush()
 
-    store = open_store(settings)
-    try:
+    with open_store(settings) as store:
         if status is not None:
             status.start()
-        asker = Asker(store, settings)
-        answer = asker.ask(
-            question,
-            k=k,
-            overrides={"company": company, "year": year, "quarter": quarter, "form": form},
-            on_token=on_token if stream else None,
-            on_event=on_event,
-        )
-    finally:
-        if status is not None:
-            status.stop()
-        store.close()
+        try:
+            answer = Asker(store, settings).ask(
+                question,
+                k=k,
+                overrides={"company": company, "year": year, "quarter": quarter, "form": form},
+                on_token=on_token if stream else None,
+                on_event=on_event,
+            )
+        finally:
+            if status is not None:
+                status.stop()
     if as_json:
         print_json(answer.as_dict())
     else:
@@ -103,6 +101,11 @@ def ask_command(
 def print_sources(answer: Answer) -> None:
     """Citations and calculations on stdout (they are part of the answer); checks and
     timings on stderr."""
+    if answer.unverified_numbers:  # on stdout, with the answer: a wrong number never goes quietly
+        numbers = ", ".join(dict.fromkeys(u["number"] for u in answer.unverified_numbers))
+        out.print(
+            Text(f"\nNot verified: {numbers} (in no cited excerpt, no calculation)", style="yellow")
+        )
     print_citations(answer.citations)
     print_calculations(answer.calculations)
     for flag in answer.flags:

@@ -58,8 +58,7 @@ def chat_command(
         raise UsageError("--json needs --input FILE (or lines on stdin)")
     scripted = input_file is not None
     streamer = _Streamer() if not as_json and out.is_terminal else None
-    store = open_store(settings)
-    try:
+    with open_store(settings) as store:
         chat = ChatSession(
             store,
             settings,
@@ -77,8 +76,6 @@ def chat_command(
             _run_lines(chat, _lines(input_file), as_json=as_json, streamer=streamer)
         else:
             _repl(chat, settings.home / "chat_history", streamer)
-    finally:
-        store.close()
 
 
 class _Streamer:

@@ -128,29 +128,25 @@ def answers_command(
     refusals, latency and tokens, per question and overall."""
     settings = with_options(app_state(ctx).settings, "llm", backend=backend)
     questions = load_dataset(dataset, limit=limit)
-    store = open_store(settings)
-    try:
-        with _progress(len(questions)) as advance:
+    with open_store(settings) as store, _progress(len(questions)) as advance:
 
-            def on_question(result: AnswerResult, resumed: bool) -> None:
-                advance()
-                if not err.is_terminal:
-                    state = "resumed" if resumed else f"{result.latency_s:.0f} s"
-                    verdict = {True: "right", False: "wrong", None: "n/a"}[result.auto_correct]
-                    err.print(f"{result.id}: {verdict} ({state})", highlight=False)
+        def on_question(result: AnswerResult, resumed: bool) -> None:
+            advance()
+            if not err.is_terminal:
+                state = "resumed" if resumed else f"{result.latency_s:.0f} s"
+                verdict = {True: "right", False: "wrong", None: "n/a"}[result.auto_correct]
+                err.print(f"{result.id}: {verdict} ({state})", highlight=False)
 
-            report = evaluate_answers(
-                store,
-                settings,
-                questions,
-                dataset=dataset,
-                out_dir=out_dir,
-                use_judge=judge,
-                tolerance=tolerance,
-                on_question=on_question,
-            )
-    finally:
-        store.close()
+        report = evaluate_answers(
+            store,
+            settings,
+            questions,
+            dataset=dataset,
+            out_dir=out_dir,
+            use_judge=judge,
+            tolerance=tolerance,
+            on_question=on_question,
+        )
     if out_dir is not None:
         for path in write_answer_report(report, out_dir):
             err.print(f"wrote {path}", highlight=False)

@@ -23,12 +23,8 @@ def list_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Every conversation, most recent first."""
-    store = open_store(app_state(ctx).settings)
-    try:
-        with store.connect() as conn:
-            rows = list_conversations(conn)
-    finally:
-        store.close()
+    with open_store(app_state(ctx).settings) as store, store.connect() as conn:
+        rows = list_conversations(conn)
     if as_json:
         print_json([r.as_dict() for r in rows])
         return
@@ -52,12 +48,8 @@ def show_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON (with traces).")] = False,
 ) -> None:
     """A conversation's turns: questions, answers, citations."""
-    store = open_store(app_state(ctx).settings)
-    try:
-        with store.connect() as conn:
-            messages = conversation_messages(conn, name)
-    finally:
-        store.close()
+    with open_store(app_state(ctx).settings) as store, store.connect() as conn:
+        messages = conversation_messages(conn, name)
     if messages is None:
         raise UsageError(f"no session named {name!r}", hint="see `finrag sessions list`")
     if as_json:
@@ -92,12 +84,8 @@ def rm_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Delete a conversation and its messages."""
-    store = open_store(app_state(ctx).settings)
-    try:
-        with store.connect() as conn:
-            removed = remove_conversation(conn, name)
-    finally:
-        store.close()
+    with open_store(app_state(ctx).settings) as store, store.connect() as conn:
+        removed = remove_conversation(conn, name)
     if not removed:
         raise UsageError(f"no session named {name!r}", hint="see `finrag sessions list`")
     if as_json:

@@ -178,3 +178,10 @@ def store_coverage(conn: psycopg.Connection) -> list[CompanyCoverage]:
         if period and period not in entry.periods:
             entry.periods.append(period)
     return list(coverage.values())
+
+
+def describe_coverage(coverage: list[CompanyCoverage]) -> str:
+    """'3M Company: FY2018 10-K, FY2022 10-K; Adobe Inc.: FY2022 10-K' (what replies offer)."""
+    if not coverage:
+        return "nothing yet (`finrag ingest PATH` adds filings)"
+    return "; ".join(c.describe() for c in coverage)

@@ -41,6 +41,12 @@ class Store:
         if self.embedded is not None:
             self.embedded.release()
 
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
 
 def server_url(settings: Settings) -> tuple[str, EmbeddedServer | None]:
     """The URL to use, starting (and joining) the embedded server when none is configured."""

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from finrag.evaluate.answers import AnswerReport
 from finrag.evaluate.report import fmt
+from finrag.text import clip
 
 _CSV_FIELDS = (
     "id",
@@ -97,11 +98,6 @@ def markdown(report: AnswerReport) -> str:
         )
         lines.append(
             f"- `{r.id}` **{verdict}**, {state}, {r.latency_s:.0f} s — gold: "
-            f"{_one_line(r.gold, 90)} — answer: {_one_line(r.answer, 160)}"
+            f"{clip(r.gold, 90)} — answer: {clip(r.answer, 160)}"
         )
     return "\n".join(lines) + "\n"
-
-
-def _one_line(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -332,3 +332,24 @@ def search(
             docs = matching_documents(conn, applied)
             hits = hybrid_search(conn, query, vector, docs, settings, k=k)
     return SearchResult(hits=hits, filters=filters, applied=applied, widened=widened)
+
+
+def fuse_results(first: SearchResult, second: SearchResult, *, k: int) -> SearchResult:
+    """Two rankings made one by reciprocal rank fusion (the same chunk counted once)."""
+    scores: dict[int, float] = {}
+    hits = {}
+    for result in (first, second):
+        for rank, hit in enumerate(result.hits, 1):
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1 / (60 + rank)
+            hits.setdefault(hit.chunk_id, hit)
+    order = sorted(scores, key=lambda cid: -scores[cid])[:k]
+    merged = [hits[cid] for cid in order]
+    for hit in merged:
+        hit.score = scores[hit.chunk_id]
+    return SearchResult(
+        hits=merged,
+        filters=first.filters,
+        applied=first.applied,
+        widened=first.widened,
+        variant="rewrite+hyde",
+    )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel
 
 from finrag.errors import ModelNotAvailable
+from finrag.text import clip
 
 if TYPE_CHECKING:
     from finrag.config import Settings
@@ -107,7 +108,7 @@ class LLMReranker:
 
         passages = "\n\n".join(
             f"[{i}] {Path(h.document).stem} {page_label(h.page_start, h.page_end)}\n"
-            f"{_excerpt(h.content, self.excerpt_chars)}"
+            f"{clip(h.content, self.excerpt_chars)}"
             for i, h in enumerate(hits, 1)
         )
         reply = self.llm.chat(
@@ -120,11 +121,6 @@ class LLMReranker:
         for position, n in enumerate(order):
             scores[n - 1] = (len(hits) - position) / len(hits)
         return scores
-
-
-def _excerpt(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def get_reranker(settings: Settings, *, llm: LLM | None = None) -> Reranker | None:
