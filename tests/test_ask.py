@@ -180,6 +180,19 @@ def test_context_without_the_facts_is_refused(store_and_settings) -> None:
     assert len(llm.calls) == 1, "no answer is written from nothing"
 
 
+def test_facts_that_all_fail_their_check_give_no_figure(store_and_settings) -> None:
+    store, settings = store_and_settings
+    invented = {"source": 1, "quote": "capital expenditures were $10.5 million", "value": "10.5"}
+    llm = FakeLLM([{"answerable": True, "facts": [invented], "calculations": []}])
+    answer = Asker(store, settings, llm=llm).ask("What were ACME's capital expenditures in 2023?")
+    assert answer.refused and answer.refusal == "unverified-facts"
+    assert answer.answer.startswith("I found excerpts that may hold the answer (searched ACME")
+    assert "Closest: [" in answer.answer and "ACME" in answer.answer.split("Closest:")[1]
+    assert "10.5" not in answer.answer
+    assert any(f.startswith("fact from [1] dropped") for f in answer.flags)
+    assert len(llm.calls) == 1, "no answer is written from facts that did not hold"
+
+
 def test_ask_cli_json_and_exit_codes(store_and_settings, tmp_path: Path, database_url) -> None:
     script = tmp_path / "replies.json"
     script.write_text(

@@ -109,9 +109,8 @@ def test_store_decides_irrelevant_and_rules_decide_the_rest(store_and_settings) 
 
 def test_vague_question_asks_then_answers_with_the_clarification(store_and_settings) -> None:
     store, settings = store_and_settings
-    llm = FakeLLM(
+    llm = FakeLLM(  # no intent call: "the company" in a store of two is vague by rule
         [
-            {"intent": "vague", "reason": "no company or metric"},
             extract_fact("revenue grew 12% to $9.6 billion", "$9.6"),
             cite("$9.6 billion", "ACME's revenue grew 12% to $9.6 billion in 2023 [n]."),
             SUPPORTED,
@@ -120,6 +119,7 @@ def test_vague_question_asks_then_answers_with_the_clarification(store_and_setti
     chat = ChatSession(store, settings, llm=llm)
     asked = chat.turn("How is the company doing?")
     assert asked.clarifying and asked.intent == "vague"
+    assert "names no company; the store holds 2" in asked.trace["steps"][2]["out"]
     assert asked.reply.startswith("Which company, period or figure do you mean?")
     assert "ACME: FY2023 10-K" in asked.reply
     answered = chat.turn("ACME revenue, 2023")
@@ -240,6 +240,25 @@ def test_unsupported_answer_is_retried_once_then_caveated(store_and_settings) ->
     assert result.reply.endswith("Not supported by the cited excerpts: in Ohio.")
     verify_prompt = llm.calls[2]["messages"][-1]["content"]
     assert "capital expenditures were $310 million" in verify_prompt, "checked against excerpts"
+
+
+def test_facts_that_fail_their_check_search_again_then_give_no_figure(store_and_settings):
+    store, settings = store_and_settings
+    invented = {"answerable": True, "facts": [{"source": 1, "quote": "capex $7", "value": "7"}]}
+    invented["calculations"] = []
+    llm = FakeLLM(
+        [
+            invented,
+            {"query": "ACME purchases of property 2023", "passage": "Capex was $300 million."},
+            invented,
+        ]
+    )
+    chat = ChatSession(store, settings, llm=llm)
+    result = chat.turn("What were ACME's capital expenditures in 2023?")
+    assert result.trace["path"][-2:] == ["answer", "retry"]
+    assert result.reply.startswith("I found excerpts that may hold the answer")
+    assert "Not supported" not in result.reply and "$7" not in result.reply
+    assert len(llm.calls) == 3
 
 
 def test_graph_runner_bounds_cycles() -> None:

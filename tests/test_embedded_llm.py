@@ -89,8 +89,9 @@ def test_ask_end_to_end_on_the_real_embedded_path(database_url: str) -> None:
     assert answer.backend == "embedded" and answer.model == "SmolLM2-135M-Instruct.Q4_1"
     assert answer.tokens["prompt"] > 100 and answer.tokens["completion"] > 0
     assert answer.context and all(c["label"].startswith("[") for c in answer.context)
-    if answer.refused:
-        assert answer.refusal == "not-in-context"
+    if answer.refused:  # after the model read the excerpts: nothing, or nothing that held
+        assert answer.refusal in {"not-in-context", "unverified-facts"}
+        assert "extract" in answer.timings and "answer" not in answer.timings
     else:
         assert answer.answer.strip()
         assert {"extract", "answer"} <= set(answer.timings)

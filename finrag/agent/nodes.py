@@ -53,6 +53,12 @@ _ANAPHORA = re.compile(
     r"company|the\s+firm|what\s+about|how\s+about|and\s+in|and\s+for)\b|^\s*(?:and|or|but)\b",
     re.I,
 )
+# "the company" with no name, asked of a store holding several: which one is not a guess
+# to leave to a small model (Qwen 1.5B called "How is the company doing?" a greeting).
+_UNNAMED_COMPANY = re.compile(
+    r"\b(?:the|this|that|our|your)\s+(?:company|firm|business|issuer|registrant)\b", re.I
+)
+
 _COMPARE = re.compile(
     r"\b(?:compare|compared|comparison|versus|vs\.?|each|both|respectively|differ|difference\s+"
     r"between)\b",
@@ -141,6 +147,7 @@ class ChatGraph:
             s.filters = extract_query_filters(s.standalone, conn)
             unknown = unknown_company_names(s.standalone, s.filters)
             missing_years = _years_not_held(conn, s.filters)
+            companies_held = len(store_coverage(conn))
             conn.rollback()
         if not re.search(r"[A-Za-z]{3,}", s.standalone):
             s.intent, s.intent_reason = "unclear", "no words"
@@ -160,6 +167,9 @@ class ChatGraph:
                     f"{' and '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in "
                     f"your filings: answered for {held} only."
                 )
+        elif _UNNAMED_COMPANY.search(s.standalone) and companies_held > 1:
+            s.intent = "vague"
+            s.intent_reason = f"names no company; the store holds {companies_held}"
         else:
             self._classify(s)
         if s.intent == "relevant":
@@ -230,6 +240,9 @@ class ChatGraph:
         a = self.asker.ask(s.standalone, on_token=self.on_token, on_event=self.on_event)
         self._take(s, a)
         if a.refused:
+            if a.refusal == "unverified-facts" and not s.retried:
+                s.unsupported = ["no fact read from the excerpts matched their text"]
+                return "retry", "no fact checked out against its excerpt"
             return END, f"refused: {a.refusal}"
         return "verify", f"{len(a.citations)} citation(s), {len(a.flags)} flag(s)"
 
@@ -298,7 +311,8 @@ class ChatGraph:
             s.standalone, merged, coverage, on_token=self.on_token, on_event=self.on_event
         )
         if a.refused:  # the wider search found less: keep the first answer, say what failed
-            _caveat(s)
+            if not s.answer.refused:
+                _caveat(s)
             return END, f"query: {rewrite.query}; nothing better found"
         self._take(s, a)
         return "verify", f"query: {rewrite.query}"

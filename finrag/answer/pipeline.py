@@ -179,12 +179,6 @@ class Asker:
         answer.facts = check_facts(extraction.facts, context)
         answer.calculations = run_calculations(extraction.calculations, context)
         notify("extracted")
-        usable = [f for f in answer.facts if f.ok]
-        if not extraction.answerable and not usable:
-            answer.refused, answer.refusal = True, "not-in-context"
-            answer.answer = _not_found_message(found, coverage)
-            answer.timings["total"] = _since(started)
-            return answer
         answer.flags += [
             f"fact from [{f.source}] dropped: {f.problem}" for f in answer.facts if not f.ok
         ] + [
@@ -200,6 +194,20 @@ class Asker:
                     f"calculation '{c.description}' not used: inputs "
                     f"{', '.join(c.unsourced_inputs)} are in no source"
                 )
+
+        # No fact survived the check against its excerpt: whatever the model wrote next
+        # would rest on nothing we can show, so say so instead (a wrong figure costs more
+        # than a refusal).
+        if not any(f.ok for f in answer.facts):
+            answer.refused = True
+            if extraction.answerable:
+                answer.refusal = "unverified-facts"
+                answer.answer = _unverified_message(found, context)
+            else:
+                answer.refusal = "not-in-context"
+                answer.answer = _not_found_message(found, coverage)
+            answer.timings["total"] = _since(started)
+            return answer
 
         t0 = time.perf_counter()
         messages = load_prompt("answer").messages(
@@ -255,6 +263,14 @@ class Asker:
 def _not_found_message(found: SearchResult, coverage) -> str:
     searched = _searched(found)
     return f"I could not find that in your filings ({searched}). {_holdings(coverage)}"
+
+
+def _unverified_message(found: SearchResult, context: list[ContextChunk]) -> str:
+    closest = "; ".join(c.label for c in sorted(context, key=lambda c: -c.hit.score)[:3])
+    return (
+        f"I found excerpts that may hold the answer ({_searched(found)}), but none of the facts "
+        f"read from them matched their text, so I give no figure. Closest: {closest}."
+    )
 
 
 def _searched(found: SearchResult) -> str:
