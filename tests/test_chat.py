@@ -195,8 +195,9 @@ def test_decomposition_stops_at_the_depth_limit(store_and_settings) -> None:
             not_found,
             {"missing": ["What was ACME's revenue in 2023?"]},  # depth 2
             not_found,
-            # The same question again, and one new: only the new one is asked (depth 3).
-            {"missing": ["What was ACME's revenue in 2023?", "What was Globex's revenue?"]},
+            # The same question again, a label that is no question, and one new: only the
+            # new one is asked (depth 3).
+            {"missing": ["What was ACME's revenue in 2023?", "Q2", "What was Globex's revenue?"]},
             not_found,
             # No residue call at depth 3; the combination has nothing to cite, so the
             # sub-answers are shown as they are, and the check finds no excerpt.

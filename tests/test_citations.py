@@ -105,3 +105,23 @@ def test_dropped_citations_are_added_only_for_numbers_the_facts_hold() -> None:
     citations, invalid = map_citations(text + " Also [7].", CONTEXT, facts)
     assert [c.n for c in citations] == [2, 3] and invalid == [7]
     assert citations[0].pages == [60, 60] and "1,577" in citations[0].quote
+
+
+# Corning's 2022 10-K, page 24, as PyMuPDF parses it: "December 31," split across columns.
+TAX = """RESULTS OF OPERATIONS
+
+||Year ended De|cember 31,|% change|
+|---|---|---|---|
+|Income before income taxes|$1,797|$2,426|(26%)|
+|Provision for income taxes|$(411)|$(491)|16%|
+|Effective tax rate|23%|20%||"""
+
+
+def test_a_quote_from_a_table_as_the_model_read_it_finds_its_excerpt() -> None:
+    context = [chunk(1, "The U.S. statutory rate of 21% applied.", page=26)]
+    context.append(chunk(2, TAX, page=24, kind="table"))
+    assert "Effective tax rate: Year ended De 23%; cember 31, 20%" in context[1].render()
+    # What the embedded Qwen 1.5B returned, naming the wrong excerpt:
+    quote = "Effective tax rate: Year ended De 23%; cember 31, 2022"
+    (fact,) = check_facts([Fact(source=1, quote=quote, value="23%")], context)
+    assert (fact.ok, fact.source, fact.moved_from) == (True, 2, 1)

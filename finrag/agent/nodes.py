@@ -340,6 +340,9 @@ class ChatGraph:
         seen = {_norm(q) for q in s.sub_questions}
         added = 0
         for q in questions:
+            # A small model sometimes answers with a label ("Q2") instead of a question.
+            if len(re.findall(r"[A-Za-z]{2,}", q)) < 3:
+                continue
             if _norm(q) not in seen and len(s.sub_questions) < MAX_SUB_QUESTIONS * MAX_DEPTH:
                 s.sub_questions.append(q)
                 seen.add(_norm(q))

@@ -115,18 +115,14 @@ def check_facts(facts: Sequence[Fact], context: Sequence[ContextChunk]) -> list[
             checked.append(CheckedFact(fact.source, fact.quote, fact.value, True))
             continue
         quoted = normalize(fact.quote)
-        elsewhere = [
-            n
+        match = {
+            n: _quote_match(quoted, by_n[n])
             for n in by_n
-            if numbers
-            and n != fact.source
-            and holds(n)
-            and fuzz.partial_ratio(quoted, normalize(by_n[n].hit.content)) >= _QUOTE_MATCH
-        ]
+            if numbers and n != fact.source and holds(n)
+        }
+        elsewhere = [n for n, score in match.items() if score >= _QUOTE_MATCH]
         if elsewhere:
-            best = max(
-                elsewhere, key=lambda n: fuzz.partial_ratio(quoted, normalize(by_n[n].hit.content))
-            )
+            best = max(elsewhere, key=match.__getitem__)
             checked.append(CheckedFact(best, fact.quote, fact.value, True, moved_from=fact.source))
             continue
         if fact.source not in by_n:
@@ -136,6 +132,15 @@ def check_facts(facts: Sequence[Fact], context: Sequence[ContextChunk]) -> list[
             problem = f"{', '.join(missing)} not in excerpt [{fact.source}]"
         checked.append(CheckedFact(fact.source, fact.quote, fact.value, False, problem))
     return checked
+
+
+def _quote_match(quoted: str, chunk: ContextChunk) -> float:
+    """How well a quote matches an excerpt as stored or as the model read it (tables in
+    words, where a mangled header is repeated beside every value)."""
+    views = [chunk.hit.content]
+    if chunk.hit.kind == "table":
+        views.append(chunk.render())
+    return max(fuzz.partial_ratio(quoted, normalize(v)) for v in views)
 
 
 def run_calculations(
