@@ -14,7 +14,8 @@ Then, per size, with warm caches: p50/p95 of dense only, full-text only, hybrid,
 hybrid with the company + fiscal-year filter read from the question (finrag's own
 functions, k=10, default settings, the full-text half on the analyzed question as the
 product runs it; embedding the question is not in the clock and is reported once), and
-HNSW recall@10 against exact search, unfiltered and filtered.
+HNSW recall@10 against exact search, unfiltered and filtered, and a sweep of hnsw.ef_search
+(unfiltered recall and dense latency for each).
 """
 
 from __future__ import annotations
@@ -188,6 +189,11 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--recall-queries", type=int, default=100)
     parser.add_argument("--pool", type=int, default=2000, help="real embeddings to draw around")
+    parser.add_argument(
+        "--ef-search",
+        default="100,200,400",
+        help="hnsw.ef_search values for the recall/latency sweep (the default setting first)",
+    )
     parser.add_argument("--out", type=Path, help="also write the JSON report here")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
@@ -212,6 +218,7 @@ def run(sizes: list[int], args) -> dict:
     from finrag.embed import get_embedder
 
     settings = load_settings()
+    ef_values = [int(e) for e in args.ef_search.split(",")]
     store = open_store(settings)
     embedder = get_embedder(settings.embed, settings.models_dir)
     maker = TextMaker()
@@ -242,7 +249,7 @@ def run(sizes: list[int], args) -> dict:
                 loaded = size
                 build = rebuild_indexes(conn, indexes)
                 entry = {"rows": size, "load_s": round(load_s, 1), **build}
-                entry |= measure(conn, settings, questions, qvecs, args.recall_queries)
+                entry |= measure(conn, settings, questions, qvecs, args.recall_queries, ef_values)
                 report["sizes"].append(entry)
                 print(json.dumps(entry), file=sys.stderr, flush=True)
                 if size != sizes[-1]:
@@ -335,7 +342,7 @@ def load(conn, maker: TextMaker, rng, pool: np.ndarray, start: int, end: int) ->
             )
 
 
-def measure(conn, settings, questions, qvecs, recall_queries: int) -> dict:
+def measure(conn, settings, questions, qvecs, recall_queries: int, ef_values: list[int]) -> dict:
     from finrag.retrieve.filters import extract_query_filters
     from finrag.retrieve.hybrid import TextQuery, hybrid_search, search, text_query
     from finrag.retrieve.query import analyze_question
@@ -367,14 +374,21 @@ def measure(conn, settings, questions, qvecs, recall_queries: int) -> dict:
             returned.append(len(hits.hits) if hasattr(hits, "hits") else len(hits))
             conn.rollback()
         out[name] = percentiles(samples) | {"mean_rows": round(statistics.mean(returned), 2)}
-    out["recall@10"] = recall(conn, questions[:recall_queries], qvecs[:recall_queries], cfg)
+    out |= recall(conn, questions[:recall_queries], qvecs[:recall_queries], cfg, ef_values)
     return out
 
 
-def recall(conn, questions, qvecs, cfg) -> dict:
+def recall(conn, questions, qvecs, cfg, ef_values: list[int]) -> dict:
+    """HNSW recall@10 against exact search at the configured ef_search (unfiltered and
+    filtered), and unfiltered recall with dense latency for each ef_search swept."""
     from finrag.retrieve.hybrid import TextQuery, hybrid_search
 
-    filtered, unfiltered = [], []
+    def approx(v, scope, settings) -> set[int]:
+        hits = hybrid_search(conn, TextQuery(""), v, scope, settings, k=10)
+        conn.rollback()
+        return {h.chunk_id for h in hits}
+
+    filtered, unfiltered, exact_unfiltered = [], [], []
     for (_, company, year), v in zip(questions, qvecs, strict=True):
         docs = [
             r[0]
@@ -385,7 +399,7 @@ def recall(conn, questions, qvecs, cfg) -> dict:
             )
         ]
         for scope, bucket in ((None, unfiltered), (docs, filtered)):
-            approx = {h.chunk_id for h in hybrid_search(conn, TextQuery(""), v, scope, cfg, k=10)}
+            found = approx(v, scope, cfg)
             with conn.transaction():
                 conn.execute("SET LOCAL enable_indexscan = off")  # exact: scan and sort
                 conn.execute("SET LOCAL enable_bitmapscan = off")
@@ -398,11 +412,28 @@ def recall(conn, questions, qvecs, cfg) -> dict:
                         {"d": scope, "v": v},
                     )
                 }
-            bucket.append(len(approx & exact) / 10)
+            bucket.append(len(found & exact) / 10)
+            if scope is None:
+                exact_unfiltered.append(exact)
             conn.rollback()
+    sweep = {}
+    for ef in ef_values:
+        settings = cfg.model_copy(update={"ef_search": ef})
+        samples, hits = [], []
+        for v, exact in zip(qvecs, exact_unfiltered, strict=True):
+            t0 = time.perf_counter()
+            found = approx(v, None, settings)
+            samples.append((time.perf_counter() - t0) * 1000)
+            hits.append(len(found & exact) / 10)
+        sweep[str(ef)] = {"recall@10": round(statistics.mean(hits), 4)} | {
+            f"dense_{k}": v for k, v in percentiles(samples).items()
+        }
     return {
-        "unfiltered": round(statistics.mean(unfiltered), 4),
-        "company+year": round(statistics.mean(filtered), 4),
+        "recall@10": {
+            "unfiltered": round(statistics.mean(unfiltered), 4),
+            "company+year": round(statistics.mean(filtered), 4),
+        },
+        "ef_search_sweep": sweep,
     }
 
 

@@ -56,7 +56,10 @@ _GLOSSARY: list[tuple[re.Pattern[str], str]] = [
             "capital expenditures purchases of property plant and equipment",
         ),
         (r"\bPP\s*&\s*E\b|\bPPNE\b|\bfixed\s+assets?\b", "property plant and equipment net"),
-        (r"\btop[\s-]*line\b|\brevenues?\b|\bsales\b", "revenue net sales total revenues"),
+        (
+            r"\btop[\s-]*line\b|\brevenues?\b|\bsales\b",
+            "revenue net sales total revenues cost of sales gross profit",
+        ),
         (r"\bgross\s+margins?\b", "gross margin gross profit cost of sales net sales"),
         (r"\boperating\s+margins?\b", "operating income operating margin net sales revenue"),
         (r"\bnet\s+(?:profit\s+)?margins?\b", "net income net sales revenue"),
