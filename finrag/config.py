@@ -139,9 +139,8 @@ class RetrieveSettings(BaseModel):
         2_000,
         ge=1,
         description="Full-text rows are matched by the rarest terms while their chunk counts "
-        "add up to this; the other terms only score. When even the rarest term is in more "
-        "chunks, rows must hold all of the fewest rarest terms whose overlap fits. Bounds the "
-        "full-text work on a large store.",
+        "add up to this (the rarest always matches); the other terms only score. Bounds the "
+        "full-text work unless even the rarest term is in many chunks.",
     )
     ef_search: int = Field(
         100, ge=1, le=1000, description="HNSW search breadth (hnsw.ef_search): recall vs speed."

@@ -42,7 +42,12 @@ def test_two_turns_on_the_embedded_model(home: Path) -> None:
         assert set(result.trace["path"]) <= NODES
         assert result.trace["path"][:3] == ["contextualize", "safety", "intent"]
         assert result.trace["tokens"]["prompt"] > 0
-    # The follow-up went through the model's rewrite (it says "its").
+    # The follow-up went to the model's rewrite (it says "its"); a 135M model may fail
+    # the schema, and then the trace and the flags say so.
     rewrite = next(s for s in second.trace["steps"] if s["node"] == "contextualize")
-    assert rewrite["tokens"]["completion"] > 0 and second.standalone
+    if rewrite["out"].startswith("rewritten: "):
+        assert rewrite["tokens"]["completion"] > 0 and second.standalone
+    else:
+        assert rewrite["out"] == "rewrite failed: used as typed", rewrite
+        assert any(f.startswith("could not rewrite the follow-up") for f in second.flags)
     assert resumed.resumed_turns == 2

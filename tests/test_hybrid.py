@@ -239,37 +239,6 @@ def test_full_text_weighs_rare_terms_over_common_ones(db) -> None:
     assert len(hits) == 9
 
 
-def test_when_no_term_is_rare_rows_must_hold_the_rarest_together(db) -> None:
-    conn, embedder = db
-    texts = [
-        "Revenue in fiscal 2016 was steady.",  # 2016 revenue fiscal
-        "Revenue in fiscal 2016 rose.",  # 2016 revenue fiscal
-        "Revenue for 2016 grew.",  # 2016 revenue
-        "Cash in fiscal 2016.",  # 2016 fiscal
-        "Debt in fiscal 2016.",  # 2016 fiscal
-        "Revenue in fiscal 2017.",
-        "Revenue in fiscal 2018.",
-        "Revenue in fiscal 2019.",
-        "Dividends in fiscal 2020 were paid.",
-        "Shares were repurchased.",
-    ]  # in 10 chunks: '2016' 5, 'revenue' 6, 'fiscal' 8
-    add_document(conn, embedder, "ACME_2023_10K.pdf", texts, company="ACME", year=2023)
-    query = text_query("revenue fiscal 2016")
-    wide = RetrieveSettings(text_common_share=1.0)
-
-    def matched(budget: int) -> set[str]:
-        settings = wide.model_copy(update={"text_match_budget": budget})
-        return {h.content for h in hybrid_search(conn, query, None, None, settings, k=20)}
-
-    # Within the budget, the rarest terms match while their counts fit (here '2016' alone).
-    assert matched(5) == set(texts[:5])
-    # Over it, rows must hold the fewest rarest terms whose overlap, estimated as if
-    # independent, fits: '2016' and 'revenue' (10 x 0.5 x 0.6 = 3 <= 4)...
-    assert matched(4) == set(texts[:3])
-    # ...and when none fits (3, then 10 x 0.5 x 0.6 x 0.8 = 2.4 > 2), all kept terms.
-    assert matched(2) == set(texts[:2])
-
-
 def test_question_analysis_reaches_the_line_item(database_url: str) -> None:
     """'capex' is 'purchases of property, plant and equipment' in a cash-flow statement:
     with the analysis both halves find that line; with the question as typed they do not."""

@@ -132,6 +132,7 @@ class ChatGraph:
         except LLMError as exc:
             s.standalone = s.question.strip()
             s.flags.append(f"could not rewrite the follow-up ({exc.message}); used as typed")
+            return "safety", "rewrite failed: used as typed"
         return "safety", f"rewritten: {s.standalone}"
 
     def safety(self, s: TurnState) -> tuple[str, str]:

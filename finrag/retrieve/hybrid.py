@@ -187,33 +187,15 @@ terms AS (
     WHERE s.chunks > 0
 ),
 kept AS (  -- common terms out, but never all of them: the rarest stays
-    SELECT lexeme, df, total, idf, quote_literal(lexeme)::tsquery AS q,
+    SELECT lexeme, idf, quote_literal(lexeme)::tsquery AS q,
            -- Rows are matched by the rarest terms only, while their chunk counts add up to
-           -- the budget: the work stays bounded however large the store grows. Every kept
-           -- term still scores the matched rows.
+           -- the budget. Every kept term still scores the matched rows. The rarest always
+           -- matches, so a question of common words still scores every row holding it
+           -- (eval/RESULTS.md: the cost at 1M chunks).
            coalesce(sum(df) OVER (ORDER BY df, lexeme ROWS BETWEEN UNBOUNDED PRECEDING
                                   AND 1 PRECEDING), 0) < %(budget)s AS matches
     FROM terms
     WHERE df <= %(common)s * total OR rarity = 1
-),
-conjunction AS (  -- rows holding each of the i rarest terms, estimated as if independent
-    SELECT lexeme, row_number() OVER w AS i,
-           total * exp(sum(ln(df::float8 / total)) OVER w) AS rows_est
-    FROM kept
-    WINDOW w AS (ORDER BY df, lexeme)
-),
-match AS (
-    -- Usually any of the rare terms. When even the rarest is in more chunks than the
-    -- budget (no term is rare: a large store, a question of common words), rows must hold
-    -- all of the fewest rarest terms whose estimated overlap fits the budget instead.
-    SELECT CASE WHEN (SELECT min(df) FROM kept) <= %(budget)s THEN
-               (SELECT string_agg(quote_literal(lexeme), ' | ') FROM kept WHERE matches)
-           ELSE
-               (SELECT string_agg(quote_literal(lexeme), ' & ') FROM conjunction
-                WHERE i <= coalesce((SELECT min(i) FROM conjunction
-                                     WHERE rows_est <= %(budget)s),
-                                    (SELECT max(i) FROM conjunction)))
-           END::tsquery AS q
 ),
 lexical AS (
     SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
@@ -223,7 +205,8 @@ lexical AS (
                 FROM (SELECT kept.idf, ts_rank_cd(c.tsv, kept.q) * 10 AS tf  -- 0.1 per hit
                       FROM kept WHERE c.tsv @@ kept.q) AS t) AS score
         FROM chunks c
-        WHERE c.tsv @@ (SELECT q FROM match)
+        WHERE c.tsv @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery
+                        FROM kept WHERE matches)
           AND (%(docs)s::bigint[] IS NULL OR c.document_id = ANY(%(docs)s::bigint[]))
         ORDER BY score DESC, c.id
         LIMIT %(n_text)s
