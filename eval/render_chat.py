@@ -18,7 +18,7 @@ def render(lines: list[dict]) -> str:
     for row in lines:
         if "command" in row:
             result = json.dumps(row["result"], default=str)[:300]
-            out.append(f"**/{row['command']}** → `{result}`\n")
+            out.append(f"**{row['command']}** → `{result}`\n")
             continue
         trace = row.get("trace") or {}
         out.append(f"### Turn {row['turn']}: {row['question']}\n")

@@ -372,7 +372,12 @@ class ChatGraph:
                 output=Missing,
                 max_tokens=240,
             )
-            missing = [q.strip() for q in reply.data.missing if q.strip()]
+            # The question itself is not a missing piece (a small model offers it back).
+            missing = [
+                q.strip()
+                for q in reply.data.missing
+                if q.strip() and _norm(q) != _norm(s.standalone)
+            ]
         except LLMError:
             missing = []
         added = self._add_sub_questions(s, missing)
