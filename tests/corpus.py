@@ -8,6 +8,7 @@ from finrag.db.companies import resolve_company
 from finrag.db.documents import write_document
 from finrag.embed import Embedder
 from finrag.ingest.chunk import Chunk
+from finrag.retrieve.hybrid import Hit
 
 
 def add_document(
@@ -87,3 +88,28 @@ def excerpt_number(messages: list[dict], needle: str) -> int:
         if m and needle in block:
             return int(m.group(1))
     raise AssertionError(f"no excerpt holds {needle!r}")
+
+
+def make_hit(**fields) -> Hit:
+    """A search hit for tests without a database: defaults for every field, ``fields``
+    override them."""
+    defaults = dict(
+        chunk_id=1,
+        document_id=1,
+        document="/f/A.pdf",
+        company="A",
+        fiscal_year=2023,
+        fiscal_quarter=None,
+        form_type="10-K",
+        kind="text",
+        page_start=1,
+        page_end=1,
+        section_path=[],
+        content="",
+        score=0.5,
+        dense_rank=1,
+        dense_score=0.5,
+        text_rank=None,
+        text_score=None,
+    )
+    return Hit(**(defaults | fields))

@@ -8,7 +8,7 @@ from finrag.answer.citations import attach_citations, check_numbers, map_citatio
 from finrag.answer.extraction import Fact, check_facts
 from finrag.ingest.tables import table_in_words
 from finrag.retrieve.context import ContextChunk
-from finrag.retrieve.hybrid import Hit
+from tests.corpus import make_hit
 
 CASH_FLOW = """PART II > Item 8. > Consolidated Statement of Cash Flows
 (Millions)
@@ -20,24 +20,18 @@ CASH_FLOW = """PART II > Item 8. > Consolidated Statement of Cash Flows
 
 
 def chunk(n: int, content: str, *, page: int, kind: str = "text") -> ContextChunk:
-    hit = Hit(
+    hit = make_hit(
         chunk_id=100 + n,
-        document_id=1,
         document="/filings/3M_2018_10K.pdf",
         company="3M",
         fiscal_year=2018,
-        fiscal_quarter=None,
-        form_type="10-K",
         kind=kind,
         page_start=page,
         page_end=page,
         section_path=["PART II", "Item 8.", "Cash Flows"],
         content=content,
-        score=0.5,
         dense_rank=n,
         dense_score=0.6,
-        text_rank=None,
-        text_score=None,
     )
     return ContextChunk(n, hit)
 

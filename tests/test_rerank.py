@@ -14,27 +14,17 @@ from finrag.retrieve import Variant
 from finrag.retrieve.context import order_for_context
 from finrag.retrieve.hybrid import Hit
 from finrag.retrieve.rerank import CrossEncoderReranker, get_reranker, rerank
+from tests.corpus import make_hit
 
 
 def hit(n: int, content: str = "") -> Hit:
-    return Hit(
+    return make_hit(
         chunk_id=n,
-        document_id=1,
-        document="/f/A.pdf",
-        company="A",
-        fiscal_year=2023,
-        fiscal_quarter=None,
-        form_type="10-K",
-        kind="text",
         page_start=n,
         page_end=n,
-        section_path=[],
         content=content or f"chunk {n}",
         score=1.0 / n,
         dense_rank=n,
-        dense_score=0.5,
-        text_rank=None,
-        text_score=None,
     )
 
 
