@@ -62,7 +62,7 @@ def _at_least_one(fn: Callable[..., float]) -> Callable[..., float]:
     def checked(*values: float) -> float:
         if not values:
             raise CalculationError(f"{fn.__name__} of nothing")
-        return fn(*values)
+        return fn(values)  # the tuple: min(5) would be a TypeError, min((5,)) is 5
 
     return checked
 
@@ -132,7 +132,14 @@ def calculate(expression: str) -> Calculation:
         raise CalculationError(f"not an arithmetic expression: {text!r}") from None
     if sum(1 for _ in ast.walk(tree)) > _MAX_NODES:
         raise CalculationError("expression too long")
-    value = _eval(tree.body)
+    try:
+        value = _eval(tree.body)
+    except CalculationError:
+        raise
+    except OverflowError:  # float ** and int-to-float conversion raise instead of giving inf
+        raise CalculationError("result out of range") from None
+    except ArithmeticError as exc:
+        raise CalculationError(f"no finite value: {exc}") from None
     return Calculation(expression=text, value=value)
 
 
