@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import uuid
@@ -14,6 +16,8 @@ import psycopg
 import pytest
 
 from finrag.db.embedded import EmbeddedServer
+from finrag.db.server_layout import SYSTEM_DIR
+from finrag.errors import DatabaseError
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -64,7 +68,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("FINRAG_HOME", str(path))
     yield path
     if (path / "pgdata" / "PG_VERSION").exists():
-        EmbeddedServer(path).stop(force=True)
+        EmbeddedServer(path).delete_cluster()
 
 
 @pytest.fixture(scope="session")
@@ -73,7 +77,26 @@ def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedded
     server = EmbeddedServer(tmp_path_factory.mktemp("shared-home"))
     server.start()
     yield server
-    server.stop(force=True)
+    server.delete_cluster()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_clusters_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """As root the clusters live under /var/lib/finrag, not in the test's temp directory:
+    delete those of this session's homes, whichever test made them."""
+    yield
+    clusters = SYSTEM_DIR / "clusters"
+    if os.geteuid() != 0 or not clusters.is_dir():
+        return
+    basetemp = tmp_path_factory.getbasetemp().resolve()
+    for record in clusters.glob("*/home"):
+        home = Path(record.read_text().strip()).resolve()
+        if not home.is_relative_to(basetemp):
+            continue
+        if home.exists():
+            with contextlib.suppress(DatabaseError):  # e.g. a test's deliberately broken home
+                EmbeddedServer(home).delete_cluster()
+        shutil.rmtree(record.parent, ignore_errors=True)
 
 
 @pytest.fixture

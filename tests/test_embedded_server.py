@@ -84,9 +84,7 @@ def test_sigkilled_client_is_pruned_and_nothing_is_corrupted(home: Path, tmp_pat
     victim.wait(10)
 
     server = EmbeddedServer(home)
-    status = server.status()
-    assert status.running, "the orphaned server keeps running until a client stops it"
-    assert status.clients == [], "dead pids are pruned"
+    assert server.status().clients == [], "dead pids are pruned"
 
     url = server.acquire()
     with psycopg.connect(url) as conn:
@@ -179,3 +177,27 @@ def test_sigterm_releases_the_server(home: Path) -> None:
     while EmbeddedServer(home).status().running and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not EmbeddedServer(home).status().running
+
+
+def test_a_server_whose_clients_were_all_killed_stops_by_itself(home: Path, tmp_path: Path) -> None:
+    """The watchdog started with the server: nobody is left to release it."""
+    client = start_client(home, tmp_path / "never")
+    wait_ready(client)
+    server = EmbeddedServer(home)
+    assert server.status().running
+    client.send_signal(signal.SIGKILL)
+    client.wait(10)
+
+    deadline = time.monotonic() + 30  # a hang guard; the watchdog polls every 2 s
+    while server.status().running and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not server.status().running, "the server outlived its last client"
+
+
+def test_the_watchdog_leaves_a_pinned_server_running(home: Path) -> None:
+    server = EmbeddedServer(home)
+    server.start()
+    pid = server.status().pid
+    assert pid is not None
+    assert server.stop_if_abandoned(pid) is False
+    assert server.status().running

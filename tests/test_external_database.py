@@ -37,7 +37,7 @@ def server_without_pgvector(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     assert not list((install / "share" / "extension").glob("vector*"))
     server = EmbeddedServer(root / "home", bin_path=install / "bin")
     yield server.start()
-    server.stop(force=True)
+    server.delete_cluster()
 
 
 def _settings(url: str):

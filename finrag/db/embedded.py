@@ -9,7 +9,12 @@ forever, and a recycled pid looks alive), has no "keep running" mode for
 Our registry (``pg-clients.json`` beside ``pgdata``) holds ``(pid, create_time)``
 pairs and a ``pinned`` flag. Every change happens under one file lock; dead or
 recycled pids are pruned before each decision, so the last live client stops the
-server unless ``finrag db start`` pinned it.
+server unless ``finrag db start`` pinned it. A client killed with SIGKILL never gets to
+release: a watchdog process started with the server stops it within a few seconds of
+its last client's death (``finrag.db.watchdog``).
+
+Who runs the server and where its files and socket live, so that no other local user
+reaches it: ``finrag.db.server_layout``.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ import atexit
 import json
 import logging
 import os
+import shlex
 import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -30,13 +37,20 @@ from pathlib import Path
 import fasteners
 import psutil
 
+from finrag.db.server_layout import (
+    ClusterLayout,
+    ServerAccount,
+    cluster_layout,
+    server_account,
+    server_binaries,
+    write_authentication,
+)
 from finrag.errors import DatabaseError, DatabaseUnavailable
 
 log = logging.getLogger(__name__)
 
 DATABASE_NAME = "finrag"
 _POSTGRES_USER = "postgres"
-_SYSTEM_USER_WHEN_ROOT = "embedded_postgres"  # initdb refuses to run as root
 _START_TIMEOUT_S = 60
 _STOP_TIMEOUT_S = 60
 
@@ -95,6 +109,8 @@ class EmbeddedServer:
         self._registry_path = home / "pg-clients.json"
         self._lock = fasteners.InterProcessLock(str(home / "pg.lock"))
         self._acquired_by: int | None = None
+        self._account: ServerAccount | None = None
+        self._layout: ClusterLayout | None = None
 
     # ---- public operations -------------------------------------------------
 
@@ -147,6 +163,36 @@ class EmbeddedServer:
             self._write_registry(registry)
             return self._stop_server()
 
+    def delete_cluster(self) -> None:
+        """Stop the server and delete its cluster, with all data, and its socket directory."""
+        self.stop(force=True)
+        _, layout = self._server_files()
+        for path in (layout.pgdata, layout.socket_dir):
+            if path.exists():
+                _remove(path)
+        link = self.home / "pgdata"
+        if link.is_symlink():
+            link.unlink()
+        self._account = self._layout = None
+
+    def stop_if_abandoned(self, postmaster_pid: int) -> bool:
+        """Stop the server if no live client is left and it is not pinned; return whether
+        there is nothing left to watch (stopped now, or that postmaster is gone)."""
+        with self._locked():
+            info = self._postmaster()
+            if info is None or info.pid != postmaster_pid:
+                return True
+            registry = self._read_registry()
+            registry.prune()
+            if registry.clients or registry.pinned:
+                return False
+            self._write_registry(registry)
+            try:
+                self._stop_server()
+            except DatabaseError as exc:
+                log.warning("could not stop the abandoned server: %s", exc.message)
+            return True
+
     def status(self) -> EmbeddedStatus:
         """Read the state without starting anything."""
         with self._locked():
@@ -155,7 +201,7 @@ class EmbeddedServer:
             info = self._postmaster()
             running = info is not None
             return EmbeddedStatus(
-                pgdata=self.pgdata,
+                pgdata=self.pgdata.resolve() if self.pgdata.is_symlink() else self.pgdata,
                 initialized=(self.pgdata / "PG_VERSION").exists(),
                 running=running,
                 pid=info.pid if info else None,
@@ -223,70 +269,68 @@ class EmbeddedServer:
             )
         return info.get_uri(database=DATABASE_NAME)
 
-    def _run(self, program: str, args: list[str], *, user: str | None, timeout: float) -> None:
-        _run_program(self.bin_path, program, args, pgdata=self.pgdata, user=user, timeout=timeout)
+    def _run(self, program: str, args: list[str], *, timeout: float) -> None:
+        account, layout = self._server_files()
+        _run_program(
+            server_binaries(self.bin_path, account),
+            program,
+            args,
+            pgdata=layout.pgdata,
+            options=account.subprocess_options(),
+            timeout=timeout,
+        )
 
-    def _system_user(self) -> str | None:
-        return _SYSTEM_USER_WHEN_ROOT if os.geteuid() == 0 else None
+    def _server_files(self) -> tuple[ServerAccount, ClusterLayout]:
+        """The server's account and directories, created or checked once per object."""
+        if self._account is None or self._layout is None:
+            self._account = server_account()
+            self._layout = cluster_layout(self.home, self._account)
+        return self._account, self._layout
 
     def _ensure_initialized(self) -> None:
-        utils = _embedded_postgres_utils()
-
-        self.pgdata.mkdir(exist_ok=True)
-        user = self._system_user()
-        if user is not None:
-            import pwd
-            import stat
-
-            utils.ensure_user_exists(user)
-            utils.ensure_prefix_permissions(self.pgdata)
-            bin_path = self.bin_path
-            utils.ensure_prefix_permissions(bin_path)
-            readable = stat.S_IRGRP | stat.S_IROTH
-            utils.ensure_folder_permissions(bin_path, stat.S_IXGRP | stat.S_IXOTH | readable)
-            utils.ensure_folder_permissions(bin_path.parent / "lib", readable)
-            entry = pwd.getpwnam(user)
-            os.chown(self.pgdata, entry.pw_uid, entry.pw_gid)
-        if (self.pgdata / "PG_VERSION").exists():
+        _, layout = self._server_files()
+        pgdata = layout.pgdata
+        if (pgdata / "PG_VERSION").exists():
             return
-        if any(self.pgdata.iterdir()):
+        if any(pgdata.iterdir()):
             raise DatabaseError(
-                f"{self.pgdata} is not empty but holds no PostgreSQL cluster",
+                f"{pgdata} is not empty but holds no PostgreSQL cluster",
                 hint="move its contents away, or set FINRAG_HOME to a fresh directory",
             )
-        log.info("initializing a new cluster in %s", self.pgdata)
+        log.info("initializing a new cluster in %s", pgdata)
         try:
             self._run(
                 "initdb",
                 [
-                    "--auth=trust",
-                    "--auth-local=trust",
+                    "--auth-local=peer",  # replaced by write_authentication before each start
+                    "--auth-host=reject",
                     "--encoding=UTF8",
                     "--locale=C.UTF-8",
                     "-U",
                     _POSTGRES_USER,
                 ],
-                user=user,
                 timeout=_START_TIMEOUT_S,
             )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-            for leftover in self.pgdata.iterdir():  # let the next attempt start clean
+            for leftover in pgdata.iterdir():  # let the next attempt start clean
                 _remove(leftover)
             raise DatabaseUnavailable(
-                f"initdb failed in {self.pgdata}: {_output_of(exc)}",
+                f"initdb failed in {pgdata}: {_output_of(exc)}",
                 hint="check free disk space and permissions of FINRAG_HOME",
             ) from exc
 
     def _ensure_running(self) -> None:
         if self._postmaster() is not None:
             return
-        utils = _embedded_postgres_utils()
-        runtime = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()) / "finrag-pg"
-        socket_dir = utils.find_suitable_socket_dir(self.pgdata, runtime)
-        if self._system_user() is not None and socket_dir != self.pgdata:
-            utils.ensure_prefix_permissions(socket_dir)
-            socket_dir.chmod(0o777)
-        logfile = self.pgdata / "log"
+        account, layout = self._server_files()
+        write_authentication(layout.pgdata, account)
+        logfile = layout.pgdata / "log"
+        # pg_ctl hands -o to a shell: quote paths.
+        server_options = [
+            '-h ""',  # no TCP listener: the Unix socket only
+            f"-k {shlex.quote(str(layout.socket_dir))}",
+            "-c unix_socket_permissions=0700",
+        ]
         try:
             self._run(
                 "pg_ctl",
@@ -294,15 +338,11 @@ class EmbeddedServer:
                     "-w",
                     "-t",
                     str(_START_TIMEOUT_S),
-                    "-o",
-                    '-h ""',  # no TCP listener: the Unix socket only
-                    "-o",
-                    f"-k {socket_dir}",
+                    *(arg for option in server_options for arg in ("-o", option)),
                     "-l",
                     str(logfile),
                     "start",
                 ],
-                user=self._system_user(),
                 timeout=_START_TIMEOUT_S + 5,
             )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
@@ -311,13 +351,14 @@ class EmbeddedServer:
                 hint=f"full log: {logfile}",
             ) from exc
         deadline = time.monotonic() + _START_TIMEOUT_S
-        while self._postmaster() is None:
+        while (info := self._postmaster()) is None:
             if time.monotonic() > deadline:
                 raise DatabaseUnavailable(
                     "the embedded server started but never reported ready",
                     hint=f"see {logfile}",
                 )
             time.sleep(0.05)
+        _start_watchdog(self.home, info.pid)
 
     def _ensure_database(self) -> None:
         import psycopg
@@ -338,7 +379,6 @@ class EmbeddedServer:
             self._run(
                 "pg_ctl",
                 ["-w", "-t", str(_STOP_TIMEOUT_S), "-m", "fast", "stop"],
-                user=self._system_user(),
                 timeout=_STOP_TIMEOUT_S + 5,
             )
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
@@ -366,13 +406,26 @@ def postgres_bin_path() -> Path:
     return Path(POSTGRES_BIN_PATH)
 
 
+def _start_watchdog(home: Path, postmaster_pid: int) -> None:
+    """A detached process that stops the server once no live client is left (clients
+    killed with SIGKILL never release); it ends with the postmaster it watches."""
+    subprocess.Popen(
+        [sys.executable, "-m", "finrag.db.watchdog", str(home), str(postmaster_pid)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # Ctrl-C in the terminal is for finrag, not for it
+        close_fds=True,
+    )
+
+
 def _run_program(
     bin_path: Path,
     program: str,
     args: list[str],
     *,
     pgdata: Path,
-    user: str | None,
+    options: dict,
     timeout: float,
 ) -> None:
     """Run a bundled PostgreSQL program; its output goes to files, not pipes.
@@ -387,8 +440,8 @@ def _run_program(
             stdout=out,
             stderr=subprocess.STDOUT,
             text=True,
-            user=user,
             timeout=timeout,
+            **options,
             check=False,
         )
         if proc.returncode != 0:
