@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from finrag.errors import ExitCode
 from tests import pdfs
 from tests.conftest import REPO, run_finrag
 
@@ -48,3 +51,85 @@ def test_importing_finrag_turns_library_telemetry_off(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"hub_telemetry_off": True, "hub_offline": True}
     assert not list(tmp_path.rglob(ONNXRUNTIME_EVENTS))
+
+
+# Replies for one answered question about Globex, in the order the graph asks for them.
+GLOBEX_REPLIES = [
+    {
+        "answerable": True,
+        "facts": [{"source": 1, "quote": "fell 3% to $4.0 billion", "value": "4.0"}],
+        "calculations": [],
+    },
+    "Globex revenue fell 3% to $4.0 billion in 2023 [1].",
+    {"supported": True, "unsupported": []},
+]
+
+
+def fake_llm_env(tmp_path: Path, database_url: str, replies: list) -> dict[str, str]:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(replies))
+    return dict(
+        os.environ,
+        FINRAG_DATABASE_URL=database_url,
+        FINRAG_LLM__BACKEND="fake",
+        FINRAG_LLM__FAKE_SCRIPT=str(script),
+        FINRAG_ANSWER__K="1",
+    )
+
+
+# A bell, an escape sequence and a byte that is not UTF-8 (it arrives as a lone surrogate).
+NOISY_QUESTION = "What was Globex\x07 revenue in 2023?\x1b[0m\udcff"
+
+
+def test_ask_takes_a_question_with_control_characters_and_bad_bytes(
+    store_and_settings, tmp_path: Path, database_url: str
+) -> None:
+    env = fake_llm_env(tmp_path, database_url, GLOBEX_REPLIES)
+    result = run_finrag("ask", NOISY_QUESTION, "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["answer"].startswith("Globex revenue fell 3%")
+
+
+def test_search_takes_control_characters_in_filters(
+    store_and_settings, tmp_path: Path, database_url: str
+) -> None:
+    env = dict(os.environ, FINRAG_DATABASE_URL=database_url)
+    result = run_finrag("search", "revenue", "--company", "Glo\udcffbex\x01", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "\\u0001" not in result.stdout
+
+
+def test_chat_input_lines_with_nul_and_bad_bytes_keep_their_turn(
+    store_and_settings, tmp_path: Path, database_url: str
+) -> None:
+    env = fake_llm_env(tmp_path, database_url, GLOBEX_REPLIES)
+    lines = tmp_path / "turns.txt"
+    lines.write_bytes(b"What was Globex\x00 revenue in 2023?\x1b[2J\xff\n/quit\n")
+    result = run_finrag("chat", "--input", str(lines), "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    (turn,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert turn["answer"] == "Globex revenue fell 3% to $4.0 billion in 2023 [1]."
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "revenue", "--k", "99999999999999999999"],  # was a bigint error in SQL
+        ["search", "revenue", "--k", "0"],
+        ["search", "revenue", "--year", "0"],  # was silently ignored
+        ["search", "revenue", "--year", "-1"],  # was searched for
+        ["ask", "What was revenue?", "--year", "99999"],
+        ["ask", "What was revenue?", "--quarter", "5"],
+        ["search", ""],  # returned hits
+        ["search", " \t "],
+        ["ask", "   "],
+        ["ask", "\x1b[0m\x07"],  # nothing left once the controls are gone
+    ],
+)
+def test_out_of_range_options_and_empty_questions_are_usage_errors(
+    home: Path, args: list[str]
+) -> None:
+    result = run_finrag(*args)
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert result.stdout == ""
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr

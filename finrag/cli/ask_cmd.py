@@ -11,6 +11,7 @@ from rich.text import Text
 from finrag.answer.citations import Citation
 from finrag.answer.extraction import CalculationOutcome
 from finrag.answer.pipeline import Answer, Asker
+from finrag.cli.inputs import clean_option, question_text
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
@@ -33,7 +34,9 @@ def ask_command(
         typer.Option("--k", help="Chunks given to the model (default: answer.k).", min=1, max=40),
     ] = None,
     company: Annotated[str | None, typer.Option(help="Only this company.")] = None,
-    year: Annotated[int | None, typer.Option(help="Only this fiscal year.")] = None,
+    year: Annotated[
+        int | None, typer.Option(help="Only this fiscal year.", min=1900, max=2200)
+    ] = None,
     quarter: Annotated[int | None, typer.Option(help="Only this quarter.", min=1, max=4)] = None,
     form: Annotated[str | None, typer.Option(help="Only this form (10-K, 10-Q...).")] = None,
     backend: Annotated[
@@ -49,6 +52,8 @@ def ask_command(
     Exit 0 with an answer, 7 when the filings do not hold one (the reply says what was
     searched and what the store holds).
     """
+    question = question_text(question)
+    company, form = clean_option(company), clean_option(form)
     settings = with_options(app_state(ctx).settings, "llm", backend=backend)
     # Stream only to a terminal: a script reads the final, checked answer once.
     stream = not as_json and out.is_terminal

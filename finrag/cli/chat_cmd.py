@@ -16,6 +16,7 @@ from finrag.agent.graph import TraceStep
 from finrag.agent.session import ChatSession
 from finrag.agent.state import TurnResult
 from finrag.cli.ask_cmd import print_calculations, print_citations
+from finrag.cli.inputs import clean_option, clean_text
 from finrag.cli.render import err, out
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
@@ -51,6 +52,7 @@ def chat_command(
     ] = False,
 ) -> None:
     """Talk to your filings: follow-ups, clarifications, multi-company comparisons."""
+    session = clean_option(session)
     settings = with_options(app_state(ctx).settings, "llm", backend=backend)
     if input_file is None and not sys.stdin.isatty():
         input_file = "-"
@@ -107,20 +109,22 @@ def _step(step: TraceStep) -> None:
 
 
 def _lines(source: str) -> Iterator[str]:
+    """The lines of FILE or stdin; a byte that is not UTF-8 costs one character, not the
+    session."""
     if source == "-":
-        yield from (line.rstrip("\n") for line in sys.stdin)
+        yield from (raw.decode("utf-8", errors="replace") for raw in sys.stdin.buffer)
         return
     path = Path(source)
     if not path.is_file():
         raise UsageError(f"no input file at {path}")
-    yield from path.read_text(encoding="utf-8").splitlines()
+    yield from path.read_bytes().decode("utf-8", errors="replace").splitlines()
 
 
 def _run_lines(
     chat: ChatSession, lines: Iterable[str], *, as_json: bool, streamer: _Streamer | None
 ) -> None:
     for line in lines:
-        line = line.strip()
+        line = clean_text(line)
         if not line or line.startswith("#"):
             continue
         if line.startswith("/"):
@@ -153,7 +157,7 @@ def _repl(chat: ChatSession, history_file: Path, streamer: _Streamer | None) -> 
     try:
         while True:
             try:
-                line = input("you> ").strip()
+                line = clean_text(input("you> "))
             except KeyboardInterrupt:  # at the prompt: a fresh line, like a shell
                 out.print()
                 continue

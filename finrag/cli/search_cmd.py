@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from finrag.cli.inputs import clean_option, question_text
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
@@ -20,10 +21,13 @@ def search_command(
     ctx: typer.Context,
     question: Annotated[str, typer.Argument(help="The question, in words.")],
     k: Annotated[
-        int | None, typer.Option("--k", help="How many chunks (default: retrieve.k).", min=1)
+        int | None,
+        typer.Option("--k", help="How many chunks (default: retrieve.k).", min=1, max=200),
     ] = None,
     company: Annotated[str | None, typer.Option(help="Only this company.")] = None,
-    year: Annotated[int | None, typer.Option(help="Only this fiscal year.")] = None,
+    year: Annotated[
+        int | None, typer.Option(help="Only this fiscal year.", min=1900, max=2200)
+    ] = None,
     quarter: Annotated[int | None, typer.Option(help="Only this quarter.", min=1, max=4)] = None,
     form: Annotated[str | None, typer.Option(help="Only this form (10-K, 10-Q...).")] = None,
     fusion: Annotated[str | None, typer.Option(help="rrf or minmax.")] = None,
@@ -35,6 +39,8 @@ def search_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Hybrid (vector + full-text) search with filters read from the question."""
+    question = question_text(question)
+    company, form = clean_option(company), clean_option(form)
     settings = with_options(app_state(ctx).settings, "retrieve", fusion=fusion, reranker=reranker)
     store = open_store(settings)
     try:
