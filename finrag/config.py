@@ -7,7 +7,10 @@ The file is TOML: ``--config PATH``, else ``$FINRAG_CONFIG``, else
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +23,7 @@ from pydantic_settings import (
     InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
@@ -27,6 +31,10 @@ from finrag.errors import ConfigError
 
 ENV_PREFIX = "FINRAG_"
 ENV_NESTED_DELIMITER = "__"
+# FINRAG_* variables read outside Settings: the config file's path; parser tracebacks.
+OTHER_ENV_VARS = ("CONFIG", "DEBUG")
+
+log = logging.getLogger(__name__)
 
 
 def default_home() -> Path:
@@ -302,10 +310,22 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
             f"config file {path} does not exist",
             hint="create it, or drop --config / FINRAG_CONFIG to use the defaults",
         )
+    _warn_about_unknown_env_vars()
     merged: dict[str, Any] = {}
     try:
-        for _, source in reversed(_sources(path, overrides)):
-            _deep_update(merged, source())
+        for label, source in reversed(_sources(path, overrides)):
+            try:
+                _deep_update(merged, source())
+            except SettingsError as exc:  # FINRAG_EMBED='not json': not the file's fault
+                if label != "env":
+                    raise
+                field = re.search(r'field "(\w+)"', str(exc))
+                name = f"{ENV_PREFIX}{field.group(1).upper() if field else '<SECTION>'}"
+                raise ConfigError(
+                    f"{name} is not a JSON object ({exc.__cause__ or exc})",
+                    hint=f"give a whole section as JSON, {name}='{{\"field\": value}}', "
+                    f"or one field as {name}{ENV_NESTED_DELIMITER}FIELD=value",
+                ) from None
         return Settings.model_validate(merged)
     except ValidationError as exc:
         problems = "; ".join(
@@ -318,6 +338,42 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         ) from None
     except ValueError as exc:  # TOML syntax errors surface as ValueError subclasses
         raise ConfigError(f"cannot read {path}: {exc}", hint="fix the TOML syntax") from None
+
+
+def unknown_env_vars(environ: dict[str, str] | None = None) -> dict[str, str | None]:
+    """FINRAG_* variables that set nothing (each with the closest known name, if any):
+    a misspelled setting is otherwise ignored without a word. A misspelled field within a
+    section (FINRAG_EMBED__MODLE) is left to validation, which refuses it."""
+    environ = os.environ if environ is None else environ
+    known = [f"{ENV_PREFIX}{name}" for name in OTHER_ENV_VARS] + [
+        f"{ENV_PREFIX}{key.replace('.', ENV_NESTED_DELIMITER).upper()}"
+        for key, _, _ in _leaves(Settings.model_construct())
+    ]
+    unknown: dict[str, str | None] = {}
+    for name in sorted(environ):
+        upper = name.upper()  # pydantic-settings matches names in any case
+        if not upper.startswith(ENV_PREFIX):
+            continue
+        rest = upper[len(ENV_PREFIX) :]
+        top = rest.split(ENV_NESTED_DELIMITER, 1)[0].lower()
+        if rest in OTHER_ENV_VARS or top in Settings.model_fields:
+            continue
+        # Compared without the prefix, which every name shares and would make all close.
+        closest = difflib.get_close_matches(rest, [k[len(ENV_PREFIX) :] for k in known], n=1)
+        unknown[name] = f"{ENV_PREFIX}{closest[0]}" if closest else None
+    return unknown
+
+
+_warned: set[str] = set()
+
+
+def _warn_about_unknown_env_vars() -> None:
+    for name, closest in unknown_env_vars().items():
+        if name in _warned:  # once per process, however often settings are loaded
+            continue
+        _warned.add(name)
+        guess = f"; did you mean {closest}?" if closest else ""
+        log.warning("%s is not a finrag setting and is ignored%s", name, guess)
 
 
 def explain_settings(settings: Settings, config_file: Path | None = None) -> list[SettingValue]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from finrag.embed import SentenceTransformerEmbedder
 from finrag.errors import ModelNotAvailable
+from finrag.files import FILE_MODE, private_dir
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,7 +132,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                     token_type_ids=token_type_ids,
                 ).last_hidden_state
 
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         sample = torch.ones(2, 8, dtype=torch.long)
         axes = {0: "batch", 1: "tokens"}
@@ -166,6 +167,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
                 f"the ONNX export of {self.model_path} disagrees with torch (cosine {cosine:.5f})",
                 hint="set FINRAG_EMBED__RUNTIME=torch",
             )
+        tmp.chmod(FILE_MODE)  # torch wrote it with the umask's mode
         tmp.replace(path)
         log.info("exported %s (probe cosine %.6f)", path, cosine)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import subprocess
@@ -133,3 +134,112 @@ def test_out_of_range_options_and_empty_questions_are_usage_errors(
     assert result.returncode == ExitCode.USAGE, result.stderr
     assert result.stdout == ""
     assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_home_that_is_a_file_is_a_settings_error(tmp_path: Path) -> None:
+    a_file = tmp_path / "home"
+    a_file.write_text("not a folder")
+    for home, said in [(a_file, "is a file"), (a_file / "finrag", f"is inside {a_file}")]:
+        result = run_finrag("search", "revenue", env=dict(os.environ, FINRAG_HOME=str(home)))
+        assert result.returncode == ExitCode.CONFIG, result.stderr
+        assert said in result.stderr and "FINRAG_HOME" in result.stderr
+        assert "internal error" not in result.stderr
+
+
+def run_finrag_bound_by_file_modes(*args: str, env: dict[str, str]):
+    """The CLI in a subprocess that file modes bind: root writes anywhere unless its
+    override capabilities are dropped (from the bounding set, before exec), so they are."""
+
+    def drop_override() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for capability in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+            if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+                raise OSError(ctypes.get_errno(), "cannot drop a capability")
+
+    return subprocess.run(
+        [sys.executable, "-m", "finrag", *args],
+        env=env,
+        preexec_fn=drop_override if os.geteuid() == 0 else None,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_read_only_home_is_a_settings_error(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o555)
+    env = dict(os.environ, FINRAG_HOME=str(home))
+    result = run_finrag_bound_by_file_modes("search", "revenue", env=env)
+    assert result.returncode == ExitCode.CONFIG, result.stderr
+    assert f"finrag's home {home} is not writable" in result.stderr
+    assert "internal error" not in result.stderr
+
+
+def test_an_os_error_is_reported_with_its_path_not_as_a_bug(
+    tmp_path: Path, database_url: str
+) -> None:
+    dataset = tmp_path / "questions.jsonl"
+    dataset.write_text(json.dumps({"id": "q1", "question": "What was revenue?", "answer": "1"}))
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    env = fake_llm_env(tmp_path, database_url, [])
+    result = run_finrag("eval", "answers", str(dataset), "--out", str(a_file / "out"), env=env)
+    assert result.returncode == ExitCode.FAILED
+    assert f"error: Not a directory: {a_file / 'out'}" in result.stderr
+    assert "internal error" not in result.stderr
+
+
+def test_bytes_that_are_not_utf8_in_any_argument_are_a_usage_error(database_url: str) -> None:
+    env = dict(os.environ, FINRAG_DATABASE_URL=database_url)
+    result = run_finrag("sessions", "show", "caf\udce9", env=env)  # 'café' in Latin-1
+    assert result.returncode == ExitCode.USAGE, result.stderr
+    assert "not UTF-8" in result.stderr and "internal error" not in result.stderr
+
+
+def test_an_ingest_is_reported_once_per_failed_file(tmp_path: Path, database_url: str) -> None:
+    pdfs.corrupt_pdf(tmp_path / "broken.pdf")
+    env = dict(os.environ, FINRAG_DATABASE_URL=database_url)
+    result = run_finrag("ingest", str(tmp_path / "broken.pdf"), env=env)
+    assert result.returncode == ExitCode.FAILED
+    assert result.stderr.count("not a readable PDF") == 1, result.stderr
+
+
+def modes_under(folder: Path) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {"dirs": set(), "files": set()}
+    for path in [folder, *folder.rglob("*")]:
+        found["dirs" if path.is_dir() else "files"].add(oct(path.stat().st_mode & 0o777))
+    return found
+
+
+def test_the_cli_keeps_what_it_writes_private(home: Path, tmp_path: Path) -> None:
+    target = pdfs.good_pdf(tmp_path / "ACME_2023_10K.pdf")
+    result = run_finrag("ingest", str(target))
+    assert result.returncode == 0, result.stderr
+    assert modes_under(home / "cache") == {"dirs": {"0o700"}, "files": {"0o600"}}
+    assert home.stat().st_mode & 0o077 == 0, "finrag made the home: others get nothing"
+
+
+def test_the_library_keeps_its_cache_private_whatever_the_umask(
+    tmp_path: Path, database_url: str
+) -> None:
+    from pydantic import SecretStr
+
+    from finrag.config import load_settings
+    from finrag.db import open_store
+    from finrag.ingest.pipeline import ingest
+
+    target = pdfs.good_pdf(tmp_path / "ACME_2023_10K.pdf")
+    settings = load_settings(
+        home=tmp_path / "home", database_url=SecretStr(database_url), ingest={"workers": 0}
+    )
+    previous = os.umask(0o022)  # a common default: new files 0644, folders 0755
+    try:
+        with open_store(settings) as store:
+            report = ingest([target], settings, store)
+    finally:
+        os.umask(previous)
+    assert report.failed == 0
+    assert modes_under(settings.cache_dir) == {"dirs": {"0o700"}, "files": {"0o600"}}

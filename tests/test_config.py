@@ -100,3 +100,64 @@ def test_config_show_json_redacts_the_password(tmp_path: Path) -> None:
     }
     assert data["settings"]["embed.backend"]["source"] == "env FINRAG_EMBED__BACKEND"
     assert "hunter2" not in result.stdout
+
+
+def test_a_misspelled_variable_is_named_once_with_the_closest_setting(tmp_path: Path) -> None:
+    import os
+
+    env = dict(os.environ, FINRAG_DATABSE_URL="postgresql://me@db/x", FINRAG_EMBED_MODEL="m")
+    result = run_finrag("config", "show", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: FINRAG_DATABSE_URL is not a finrag setting and is ignored; "
+        "did you mean FINRAG_DATABASE_URL?",
+        "warning: FINRAG_EMBED_MODEL is not a finrag setting and is ignored; "
+        "did you mean FINRAG_EMBED__MODEL?",
+    ]
+    assert json.loads(result.stdout)["settings"]["database_url"]["value"] is None
+
+
+def test_variables_finrag_reads_besides_its_settings_are_not_warned_about(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path, "")
+    for name, value in [
+        ("FINRAG_CONFIG", str(config)),
+        ("FINRAG_DEBUG", "1"),
+        ("FINRAG_HOME", str(tmp_path)),
+        ("FINRAG_LLM__TIMEOUT_S", "5"),
+        ("FINRAG_RETRIEVE", '{"k": 3}'),
+    ]:
+        monkeypatch.setenv(name, value)
+    settings = load_settings()
+    assert settings.retrieve.k == 3 and settings.llm.timeout_s == 5
+    assert not [r for r in caplog.records if r.name == "finrag.config"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://me:hunter2@[db/x",  # psycopg quoted the whole URI in its error
+        "me:hunter2@db:5432/x",  # no scheme: redact() saw no password to hide
+    ],
+)
+def test_an_unparseable_database_url_keeps_its_password(url: str) -> None:
+    import os
+
+    env = dict(os.environ, FINRAG_DATABASE_URL=url)
+    for args in (["search", "revenue"], ["config", "show", "--json"]):
+        result = run_finrag(*args, env=env)
+        assert "hunter2" not in result.stdout + result.stderr, args
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["settings"]["database_url"]["value"].count("***") == 1
+
+
+def test_a_bad_section_variable_is_not_blamed_on_the_file(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FINRAG_EMBED", "not json")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert "FINRAG_EMBED" in caught.value.message
+    assert "TOML" not in (caught.value.hint or "")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -24,7 +25,7 @@ from finrag.cli import (
     search_cmd,
     sessions_cmd,
 )
-from finrag.cli.render import err, print_error
+from finrag.cli.render import err, log_warnings, print_error
 from finrag.cli.state import AppState
 from finrag.errors import ExitCode, FinragError
 
@@ -74,6 +75,8 @@ def root(
     ctx.obj = AppState(config_file=config, debug=debug)
     if debug:
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s", stream=sys.stderr)
+    else:
+        log_warnings()
 
 
 def _terminate(signum: int, _frame: object) -> None:
@@ -85,6 +88,9 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and map every failure to a message and an exit code."""
     signal.signal(signal.SIGTERM, _terminate)
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    # Belt and braces for files made without an explicit mode (readline's history, lock
+    # files): whatever finrag writes is its user's alone.
+    os.umask(0o077)
     command = typer.main.get_command(app)
     try:
         # Outside standalone mode click *returns* the code of a typer.Exit.
@@ -106,13 +112,38 @@ def main(argv: list[str] | None = None) -> None:
     except (KeyboardInterrupt, typer.Abort):
         err.print("interrupted")
         sys.exit(ExitCode.INTERRUPTED)
-    except Exception as exc:  # a bug: say so plainly, never dump locals
+    except UnicodeEncodeError as exc:
+        if "surrogates" not in exc.reason:
+            _internal_error(exc, debug)
+        # Bytes that are not UTF-8 in an argument or a file name reach Postgres this way.
+        print_error(
+            "the input holds bytes that are not UTF-8 text",
+            "finrag stores text as UTF-8: re-encode the input (or rename the file)",
+        )
+        sys.exit(ExitCode.USAGE)
+    except OSError as exc:
+        if exc.filename is None:
+            _internal_error(exc, debug)
+        # The machine said no (a permission, a full disk, a missing path): not a bug.
         if debug:
             traceback.print_exc()
         print_error(
-            f"{type(exc).__name__}: {exc}",
-            "rerun with --debug for the traceback, and report it",
-            label="internal error",
+            f"{exc.strerror or type(exc).__name__}: {exc.filename}",
+            "check that path: its permissions, free space, or the setting that named it",
         )
         sys.exit(ExitCode.FAILED)
+    except Exception as exc:
+        _internal_error(exc, debug)
     sys.exit(result if isinstance(result, int) else ExitCode.OK)
+
+
+def _internal_error(exc: Exception, debug: bool) -> NoReturn:
+    """A bug: say so plainly, never dump locals."""
+    if debug:
+        traceback.print_exc()
+    print_error(
+        f"{type(exc).__name__}: {exc}",
+        "rerun with --debug for the traceback, and report it",
+        label="internal error",
+    )
+    sys.exit(ExitCode.FAILED)

@@ -21,6 +21,7 @@ from finrag.cli.render import err, out
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import UsageError
+from finrag.files import FILE_MODE
 
 HELP = """Commands:
   /sources   citations of the last answer, with quotes
@@ -183,6 +184,7 @@ def _repl(chat: ChatSession, history_file: Path, streamer: _Streamer | None) -> 
         if readline is not None:
             with contextlib.suppress(OSError):
                 readline.write_history_file(history_file)
+                history_file.chmod(FILE_MODE)  # the user's questions: theirs alone
 
 
 def _show(result: TurnResult, streamer: _Streamer | None) -> None:

@@ -116,7 +116,7 @@ class _Progress:
         result = event.result
         if result is None:
             return
-        if result.status == FAILED:
+        if result.status == FAILED and self.enabled:  # otherwise the summary lists it
             err.print(Text.assemble(("failed ", "bold red"), result.path, f": {result.reason}"))
         if self.task is None or result.status not in ("ingested", "replaced", FAILED):
             return

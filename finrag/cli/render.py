@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from typing import Any
 
@@ -21,6 +22,22 @@ def print_json(data: Any) -> None:
 
 
 STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}
+
+
+class _Labelled(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname.lower()}: {record.getMessage()}"
+
+
+def log_warnings() -> None:
+    """finrag's logged warnings on stderr as 'warning: ...' lines (--debug logs all)."""
+    logger = logging.getLogger("finrag")
+    if any(isinstance(h.formatter, _Labelled) for h in logger.handlers):
+        return  # main() run again in one process
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Labelled())
+    handler.setLevel(logging.WARNING)
+    logger.addHandler(handler)
 
 
 def print_error(message: str, hint: str | None = None, *, label: str = "error") -> None:

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from finrag.config import Settings, load_settings
 from finrag.errors import UsageError
+from finrag.files import check_home
 
 
 @dataclass
@@ -22,7 +23,9 @@ class AppState:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            self._settings = load_settings(self.config_file)
+            settings = load_settings(self.config_file)
+            check_home(settings.home)  # a clear settings error, not an OSError mid-command
+            self._settings = settings
         return self._settings
 
 

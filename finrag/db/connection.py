@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 
@@ -23,16 +22,27 @@ class ServerInfo:
     pgvector_version: str
 
 
+_PASSWORD_PARAM = re.compile(r"(?i)(\bpassword=)('[^']*'|[^&\s]*)")
+
+
 def redact(url: str) -> str:
-    """The URL with any password replaced, for messages and `config show`."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable URL>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    """The URL with any password replaced, for messages and `config show`. Found by hand,
+    not by urlsplit: a URL it cannot parse, or one without a scheme, is shown too."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    userinfo, at, _ = rest.split("/", 1)[0].rpartition("@")
+    if at and ":" in userinfo:
+        rest = f"{userinfo.split(':', 1)[0]}:***@{rest[len(userinfo) + 1 :]}"
+    return _PASSWORD_PARAM.sub(r"\1***", f"{scheme}{sep}{rest}")
+
+
+def _scrub(text: str, url: str) -> str:
+    """A driver message without the URL's password: libpq quotes the URI it could not parse."""
+    text = text.replace(url, redact(url))
+    userinfo = url.partition("://")[2].split("/", 1)[0].rpartition("@")[0]
+    password = userinfo.partition(":")[2]
+    return text.replace(password, "***") if password else text
 
 
 def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection:
@@ -53,6 +63,7 @@ def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection:
         )
     except psycopg.OperationalError as exc:
         reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        reason = _scrub(reason, url)
         raise DatabaseUnavailable(
             f"cannot connect to {redact(url)}: {reason}",
             hint="is the server running and the URL right? With docker compose: "
@@ -60,7 +71,7 @@ def connect(url: str, *, autocommit: bool = False) -> psycopg.Connection:
         ) from None
     except psycopg.ProgrammingError as exc:  # malformed connection string
         raise DatabaseUnavailable(
-            f"invalid database URL {redact(url)}: {exc}",
+            f"invalid database URL {redact(url)}: {_scrub(str(exc), url)}",
             hint="use postgresql://USER:PASSWORD@HOST:PORT/DBNAME",
         ) from None
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from finrag.errors import DocumentParseError, FinragError
+from finrag.files import open_private, private_dir
 from finrag.ingest.chunk import Chunk, Chunker, ChunkStats
 from finrag.ingest.metadata import DocumentMetadata, resolve_metadata
 from finrag.ingest.parse import PARSER_VERSION, Page, ParsedDocument, parser_for
@@ -69,19 +70,18 @@ def _load_cached(path: Path) -> ParsedDocument | None:
 
 
 def _store_cached(path: Path, parsed: ParsedDocument) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(
-        json.dumps(
+    with open_private(tmp, "w", encoding="utf-8") as fh:
+        json.dump(
             {
                 "parser": parsed.parser,
                 "declared": parsed.declared,
                 "warnings": parsed.warnings,
                 "pages": [{"number": p.number, "markdown": p.markdown} for p in parsed.pages],
-            }
-        ),
-        encoding="utf-8",
-    )
+            },
+            fh,
+        )
     tmp.replace(path)
 
 

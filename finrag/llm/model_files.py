@@ -19,6 +19,7 @@ from pathlib import Path
 import fasteners
 
 from finrag.errors import ModelNotAvailable
+from finrag.files import open_private, private_dir
 
 BUNDLED_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 _PARTS = 22
@@ -85,7 +86,7 @@ def bundled_model(
     path = models_dir / f"{name}.gguf"
     if record := _looks_whole(path):
         return ModelFile(path, record["size"], record["sha256"])
-    models_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(models_dir)
     with fasteners.InterProcessLock(str(models_dir / ".assemble.lock")):
         if record := _looks_whole(path):  # another process assembled it meanwhile
             return ModelFile(path, record["size"], record["sha256"])
@@ -104,7 +105,7 @@ def _assemble(path: Path, parts: list[Path], known_sha256: str | None) -> ModelF
     digest = hashlib.sha256()
     tmp = path.with_name(path.name + f".{os.getpid()}.partial")
     try:
-        with tmp.open("wb") as out:
+        with open_private(tmp, "wb") as out:
             for part in parts:
                 with part.open("rb") as fh:
                     for block in iter(lambda fh=fh: fh.read(8 << 20), b""):
@@ -128,7 +129,8 @@ def _assemble(path: Path, parts: list[Path], known_sha256: str | None) -> ModelF
         _sidecar(path).unlink(missing_ok=True)
         tmp.replace(path)
         # Last: a crash before this leaves no record, and the next load assembles again.
-        _sidecar(path).write_text(json.dumps(record) + "\n")
+        with open_private(_sidecar(path)) as fh:
+            fh.write(json.dumps(record) + "\n")
     finally:
         tmp.unlink(missing_ok=True)
     return ModelFile(path, record["size"], record["sha256"], assembled_now=True)
