@@ -1,0 +1,280 @@
+"""Facts from printed tables: every numeric cell of a financial table, with the row label
+it belongs to, the period its column heads, the units note's scale and the statement
+the table is.
+
+Works on what finrag already made of the filing: a table chunk holds the headings
+above the table, its title and units lines, then the pipe table itself. A cell whose
+column names no period is kept with the period unknown, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from finrag.facts import model
+from finrag.facts.cells import Units, parse_cell, read_units
+from finrag.facts.model import Fact
+from finrag.facts.periods import FiscalCalendar, Period, parse_period
+from finrag.ingest.tables import parse_markdown_table
+
+# Pieces of a period in a header, in the order they are read off a joined header row.
+_PERIOD_PIECE = re.compile(
+    r"(?:(?:\d{1,2}|one|two|three|four|six|nine|twelve|thirteen|twenty-six|thirty-nine|"
+    r"fifty-two|fifty-three)[\s-]+(?:months?|weeks?)|(?:fiscal\s+)?years?|quarters?)"
+    r"\s+ended(?:\s*[:,])?"
+    r"|(?:as\s+of\s+|at\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+    r"\s+\d{1,2},?\s+(?:19|20)\d{2}(?!\d)"
+    r"|(?:fiscal\s*(?:year\s*)?|fy\s*'?)?(?<![\d,.$])(?:19|20)\d{2}(?![\d,.%])"
+    r"|\bq[1-4]\b(?:\s+(?:fy\s*)?'?(?:19|20)?\d{2}(?!\d))?"
+    r"|\b(?:first|second|third|fourth)\s+quarter(?:\s+(?:of\s+)?(?:fiscal\s+)?(?:19|20)\d{2})?",
+    re.I,
+)
+_ENDS_SPAN = re.compile(r"ended[\s:,]*$", re.I)
+_STATEMENT_TITLES = (
+    (
+        model.CASH_FLOW,
+        re.compile(r"statements?\s+of\s+cash\s+flows?|cash\s+flows?\s+statements?", re.I),
+    ),
+    (
+        model.COMPREHENSIVE,
+        re.compile(r"statements?\s+of\s+comprehensive\s+(?:income|loss|earnings)", re.I),
+    ),
+    (
+        model.EQUITY,
+        re.compile(
+            r"statements?\s+of\s+(?:changes\s+in\s+)?(?:share|stock)holders['’]?\s+(?:equity|deficit)"
+            r"|statements?\s+of\s+(?:changes\s+in\s+)?equity",
+            re.I,
+        ),
+    ),
+    (
+        model.INCOME,
+        re.compile(
+            r"statements?\s+of\s+(?:consolidated\s+)?(?:operations|income|earnings)"
+            r"|income\s+statements?|statements?\s+of\s+(?:net\s+)?(?:loss|income\s+\(loss\))",
+            re.I,
+        ),
+    ),
+    (
+        model.BALANCE,
+        re.compile(
+            r"balance\s+sheets?|statements?\s+of\s+financial\s+(?:position|condition)", re.I
+        ),
+    ),
+    (model.SEGMENT, re.compile(r"\bsegments?\b", re.I)),
+)
+_ROW_SIGNS = (
+    (model.CASH_FLOW, re.compile(r"net\s+cash\s+(?:provided|used)", re.I)),
+    (model.BALANCE, re.compile(r"^total\s+assets$|^total\s+liabilities\b", re.I)),
+    (model.INCOME, re.compile(r"^(?:net\s+(?:income|earnings)|operating\s+income)\b", re.I)),
+)
+
+
+@dataclass(frozen=True)
+class TableContext:
+    """What a table chunk says around its grid."""
+
+    lines: list[str]  # the headings path, title and units lines above the grid
+    grid: str  # the pipe table
+
+
+def split_table_chunk(content: str) -> TableContext | None:
+    lines = content.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.lstrip().startswith("|")), None)
+    if first is None:
+        return None
+    grid = [line for line in lines[first:] if line.lstrip().startswith("|")]
+    return TableContext([line for line in lines[:first] if line.strip()], "\n".join(grid))
+
+
+def classify_statement(context_lines: Sequence[str], labels: Sequence[str]) -> str:
+    """The statement a table is, from its title and headings first, its rows second."""
+    # The nearest line wins: the title under "Item 8" names the statement, not the Item.
+    for line in reversed(context_lines):
+        for part in reversed(line.split(" > ")):
+            for kind, pattern in _STATEMENT_TITLES:
+                if pattern.search(part):
+                    return kind
+    for kind, pattern in _ROW_SIGNS:
+        if any(pattern.search(label.strip()) for label in labels):
+            return kind
+    return model.OTHER_TABLE
+
+
+def facts_from_table_chunk(
+    content: str,
+    *,
+    page: int | None,
+    chunk_ordinal: int | None,
+    calendar: FiscalCalendar,
+) -> list[Fact]:
+    """Every numeric cell of the table in a table chunk, as facts."""
+    found = split_table_chunk(content)
+    if found is None:
+        return []
+    table = parse_markdown_table(found.grid)
+    if table is None or table.width < 2:
+        return []
+    rows = [table.header, *table.rows]
+    first_data = _first_data_row(rows)
+    if first_data is None:
+        return []
+    header_rows, data_rows = rows[:first_data], rows[first_data:]
+    value_columns = [
+        j for j in range(1, table.width) if any(parse_cell(r[j]) for r in data_rows if j < len(r))
+    ]
+    if not value_columns:
+        return []
+    labels = [r[0] for r in data_rows]
+    statement = classify_statement(found.lines, labels)
+    units = read_units(*found.lines, *(r[0] for r in header_rows)) or Units()
+    headings = column_headings(header_rows, value_columns, statement == model.BALANCE)
+
+    facts: list[Fact] = []
+    parents: list[str] = []
+    if header_rows and header_rows[0][0].rstrip().endswith(":"):
+        parents = [header_rows[0][0].rstrip(" :")]  # "Net sales:" heads the first rows
+    for i, row in enumerate(data_rows):
+        label = row[0].strip()
+        cells = [(j, parse_cell(row[j])) for j in value_columns if j < len(row)]
+        numbers = [(j, n) for j, n in cells if n is not None]
+        if not numbers:
+            if label:  # "Current assets:", "Cost of sales:" heads the rows below it
+                parents = [label.rstrip(" :")]
+            continue
+        if not label:
+            continue  # a total line without words: its meaning is the sum above it
+        for j, number in numbers:
+            period, qualifier = headings[j]
+            scale = units.scale_for(label, number.percent, parents)
+            facts.append(
+                Fact(
+                    value=number.value.scaleb(scale),
+                    unit=units.unit_for(label, number.percent, parents),
+                    period=calendar.resolve(period),
+                    source="table",
+                    label=label,
+                    dimensions=(("column", qualifier),) if qualifier else (),
+                    statement=statement,
+                    page=page,
+                    chunk_ordinal=chunk_ordinal,
+                    row=i,
+                    column=value_columns.index(j),
+                    printed=row[j].strip(),
+                    parents=tuple(parents),
+                )
+            )
+        if label.lower().startswith("total"):
+            parents = []  # "Total current assets" closes its section
+    return facts
+
+
+def column_headings(
+    header_rows: Sequence[Sequence[str]], value_columns: Sequence[int], instant_default: bool
+) -> dict[int, tuple[Period, str | None]]:
+    """Each value column's period, and the words that qualify it beyond the period
+    ("Gross Carrying Amount"), from the header rows above the data."""
+    pieces: dict[int, list[str]] = {j: [] for j in value_columns}
+    qualifiers: dict[int, list[str]] = {j: [] for j in value_columns}
+    for row in header_rows:
+        for j, text in _row_periods(row, value_columns).items():
+            pieces[j].append(text)
+        for j in value_columns:
+            cell = row[j].strip() if j < len(row) else ""
+            rest = _PERIOD_PIECE.sub(" ", cell).strip(" ,:-|")
+            if rest and _is_words(rest) and not _is_fragment(cell, row, j):
+                qualifiers[j].append(rest)
+    out: dict[int, tuple[Period, str | None]] = {}
+    for j in value_columns:
+        period = parse_period(" ".join(pieces[j]), instant_default=instant_default)
+        if not period.known:
+            period = Period()
+        elif instant_default and period.months is None and period.end is not None:
+            period = replace(period, instant=True)
+        qualifier = " ".join(qualifiers[j]) or None
+        out[j] = (period, qualifier)
+    return out
+
+
+def _row_periods(row: Sequence[str], value_columns: Sequence[int]) -> dict[int, str]:
+    """The period pieces one header row gives each value column.
+
+    PDF tables cut spanned headers anywhere ("Three Mo" | "nths Ended", "July " |
+    "29, 2023"): the row's cells are read joined, its pieces found in order, and n
+    pieces over k columns each head k/n neighbouring columns."""
+    cells = [row[j] if j < len(row) else "" for j in value_columns]
+    best: list[str] = []
+    for joined in (" ".join(cells), _join_fragments(cells)):
+        found = _phrases(joined)
+        if found and len(value_columns) % len(found) == 0 and len(found) > len(best):
+            best = found
+    if best:
+        span = len(value_columns) // len(best)
+        return {j: best[k // span] for k, j in enumerate(value_columns)}
+    # Phrases that do not tile the columns evenly: trust only cells that hold one whole.
+    return {
+        j: " ".join(found)
+        for j, cell in zip(value_columns, cells, strict=True)
+        if (found := _phrases(cell))
+    }
+
+
+def _phrases(text: str) -> list[str]:
+    """Period phrases in order; "Years ended" and the date after it are one phrase."""
+    phrases: list[str] = []
+    last_end = None
+    for m in _PERIOD_PIECE.finditer(text):
+        piece = m.group(0)
+        joins_previous = (
+            phrases
+            and _ENDS_SPAN.search(phrases[-1])
+            and not _ENDS_SPAN.search(piece)  # "Three Months Ended Six Months Ended": two
+            and not text[last_end : m.start()].strip(" ,:")
+        )
+        if joins_previous:
+            phrases[-1] = f"{phrases[-1]} {piece}"
+        else:
+            phrases.append(piece)
+        last_end = m.end()
+    return phrases
+
+
+def _join_fragments(cells: Sequence[str]) -> str:
+    out = ""
+    for cell in cells:
+        if not cell:
+            continue
+        glue = (
+            "" if out and (out[-1].isspace() or (out[-1].isalnum() and cell[0].isalnum())) else " "
+        )
+        # Whole years side by side stay apart: "2024" "2023" is two years, not one number.
+        if out[-4:].isdigit() and cell[:4].isdigit():
+            glue = " "
+        out += glue + cell
+    return out
+
+
+def _is_words(text: str) -> bool:
+    return bool(re.search(r"[A-Za-z]{3,}", text)) and not parse_cell(text)
+
+
+def _is_fragment(cell: str, row: Sequence[str], j: int) -> bool:
+    """A piece of a heading cut across cells ("nths Ended"), not a heading of its own."""
+    left = row[j - 1] if j > 0 else ""
+    right = row[j + 1] if j + 1 < len(row) else ""
+    return bool(
+        (cell and cell[0].islower())
+        or (left and left[-1].isalpha() and cell[:1].isalpha() and not left[-1].isspace())
+        or (right and right[0].islower() and cell[-1:].isalpha())
+    )
+
+
+def _first_data_row(rows: Sequence[Sequence[str]]) -> int | None:
+    """The first row with a number that is not a heading (years, dates)."""
+    for i, row in enumerate(rows):
+        numbers = [c.strip() for c in row[1:] if parse_cell(c)]
+        if numbers and not all(_PERIOD_PIECE.fullmatch(c) for c in numbers):
+            return i  # "2024 | Change | 2023" heads the columns; "$9,583" is data
+    return None

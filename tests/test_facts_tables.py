@@ -1,0 +1,264 @@
+"""Facts from printed tables: header periods, cell values, units notes, statements."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+
+from finrag.facts import model
+from finrag.facts.cells import parse_cell, read_units
+from finrag.facts.periods import FiscalCalendar, parse_period
+from finrag.facts.table_facts import classify_statement, column_headings, facts_from_table_chunk
+
+# Header strings as the filings print them (EDGAR HTML and the dev PDFs), with the period
+# each names: (end, months, instant, fiscal year, fiscal quarter).
+HEADERS = [
+    ("Years ended September 28, 2024", (date(2024, 9, 28), 12, False, None, None)),
+    ("Three Months Ended July 29, 2023", (date(2023, 7, 29), 3, False, None, None)),
+    ("Six Months Ended July 30, 2022", (date(2022, 7, 30), 6, False, None, None)),
+    ("Nine months ended Sept. 30, 2024", (date(2024, 9, 30), 9, False, None, None)),
+    ("52 Weeks Ended February 3, 2024", (date(2024, 2, 3), 12, False, None, None)),
+    ("13 Weeks Ended April 29, 2023", (date(2023, 4, 29), 3, False, None, None)),
+    ("As of Dec. 31, 2022", (date(2022, 12, 31), None, True, None, None)),
+    ("2018", (None, 12, False, 2018, None)),
+    ("Fiscal 2024", (None, 12, False, 2024, None)),
+    ("FY24", (None, 12, False, 2024, None)),
+    ("Q2 2023", (None, 3, False, 2023, 2)),
+    ("Second Quarter Fiscal 2024", (None, 3, False, 2024, 2)),
+]
+
+
+@pytest.mark.parametrize(("header", "expected"), HEADERS)
+def test_header_periods(header: str, expected: tuple) -> None:
+    period = parse_period(header)
+    assert (
+        period.end,
+        period.months,
+        period.instant,
+        period.fiscal_year,
+        period.fiscal_quarter,
+    ) == expected
+
+
+@pytest.mark.parametrize("header", ["Total", "2023 vs 2022", "March 2024", "Change", ""])
+def test_headers_that_name_no_single_period_stay_unknown(header: str) -> None:
+    period = parse_period(header)
+    assert not (period.end or period.fiscal_year), period
+
+
+def test_a_bare_date_on_a_balance_sheet_is_an_instant() -> None:
+    assert parse_period("December 31, 2022", instant_default=True).instant
+    assert not parse_period("December 31, 2022").instant
+    assert parse_period("2018", instant_default=True) == parse_period("As of 2018")
+
+
+@pytest.mark.parametrize(
+    ("period_end", "quarter", "year_end_month"),
+    [
+        (date(2024, 9, 28), None, 9),  # Apple 10-K
+        (date(2023, 7, 29), 2, 1),  # Best Buy Q2 FY24 10-Q: FY ends Feb 3, 2024
+        (date(2024, 2, 3), None, 1),  # Best Buy's 53-week year end, a week into February
+        (date(2018, 12, 31), None, 12),  # 3M 10-K
+        (date(2025, 6, 28), 3, 9),  # Apple Q3 FY25 10-Q
+    ],
+)
+def test_fiscal_calendar_from_a_filing(
+    period_end: date, quarter: int | None, year_end_month: int
+) -> None:
+    assert FiscalCalendar.from_document(period_end, quarter).year_end_month == year_end_month
+
+
+def test_fiscal_years_and_quarters_on_a_retailers_calendar() -> None:
+    best_buy = FiscalCalendar(1)
+    q2 = best_buy.resolve(parse_period("Three Months Ended July 29, 2023"))
+    assert (q2.fiscal_year, q2.fiscal_quarter) == (2024, 2)
+    year = best_buy.resolve(parse_period("Fiscal Year Ended February 3, 2024"))
+    assert (year.fiscal_year, year.fiscal_quarter, year.months) == (2024, None, 12)
+    apple = FiscalCalendar(9)
+    assert apple.resolve(parse_period("Three Months Ended June 28, 2025")).fiscal_quarter == 3
+
+
+@pytest.mark.parametrize(
+    ("cell", "value", "percent"),
+    [
+        ("$ (1,577)", "-1577", False),
+        ("(1,577)", "-1577", False),
+        ("(12)", "-12", False),
+        ("—", "0", False),
+        ("$ —", "0", False),
+        ("-", "0", False),
+        ("(7.2)%", "-7.2", True),
+        ("23.2 %", "23.2", True),
+        ("$ 1.25", "1.25", False),
+        ("1,577 (a)", "1577", False),  # footnote mark
+        ("1,234(2)", "1234", False),
+        ("$9,583 ", "9583", False),
+    ],
+)
+def test_cells(cell: str, value: str, percent: bool) -> None:
+    number = parse_cell(cell)
+    assert number is not None
+    assert (number.value, number.percent) == (Decimal(value), percent)
+
+
+@pytest.mark.parametrize("cell", ["", "n/a", "NM", "July 29, 2023", "Total", "4.2 pts", "(12"])
+def test_cells_without_a_number(cell: str) -> None:
+    assert parse_cell(cell) is None
+
+
+def test_units_notes_with_their_exceptions() -> None:
+    apple = read_units(
+        "(In millions, except number of shares, which are reflected in thousands, "
+        "and per-share amounts)"
+    )
+    assert apple is not None
+    assert apple.scale_for("Total net sales", False) == 6
+    assert apple.scale_for("Diluted", False) == 6  # a row label alone says nothing
+    assert apple.scale_for("Basic", False, ["Shares used in computing earnings per share"]) == 3
+    assert apple.scale_for("Diluted", False, ["Earnings per share"]) == 0
+    assert apple.unit_for("Diluted", False, ["Earnings per share"]) == "USD/shares"
+    assert apple.scale_for("Weighted-average shares outstanding, basic", False) == 3
+    assert apple.unit_for("Diluted earnings per share", False) == "USD/shares"
+    best_buy = read_units("$ and shares in millions, except per share amounts (unaudited)")
+    assert best_buy is not None
+    assert best_buy.scale_for("Weighted-average common shares outstanding: Basic", False) == 6
+    assert read_units("(in thousands, except per share data)").scale == 3
+    assert read_units("Consolidated Balance Sheets") is None
+
+
+# Apple's 2024 10-K statement of operations (page 31 as finrag splits the EDGAR file), as
+# a table chunk holds it: headings, units note, grid.
+APPLE_OPERATIONS = """\
+PART II > Item 8. Financial Statements > CONSOLIDATED STATEMENTS OF OPERATIONS
+(In millions, except number of shares, which are reflected in thousands, and per-share amounts)
+
+|Net sales:|Years ended September 28, 2024|Years ended September 30, 2023|Years ended \
+September 24, 2022|
+|---|---|---|---|
+|Products|$294,866|$298,085|$316,199|
+|Services|96,169|85,200|78,129|
+|Total net sales|391,035|383,285|394,328|
+|Cost of sales:||||
+|Products|185,233|189,282|201,471|
+|Other income/(expense), net|269|(565)|(334)|
+|Net income|$93,736|$96,995|$99,803|
+|Earnings per share:||||
+|Diluted|$6.08|$6.13|$6.11|
+|Shares used in computing earnings per share:||||
+|Basic|15,343,783|15,744,231|16,215,963|
+"""
+
+
+def _find(facts, label: str, fiscal_year: int, parent: str | None = None):
+    hits = [
+        f
+        for f in facts
+        if f.label == label
+        and f.period.fiscal_year == fiscal_year
+        and (parent is None or parent in f.parents)
+    ]
+    assert len(hits) == 1, [(f.label, f.period, f.parents) for f in hits]
+    return hits[0]
+
+
+def test_apple_statement_of_operations() -> None:
+    facts = facts_from_table_chunk(
+        APPLE_OPERATIONS, page=31, chunk_ordinal=150, calendar=FiscalCalendar(9)
+    )
+    assert {f.statement for f in facts} == {model.INCOME}
+    sales = _find(facts, "Total net sales", 2024)
+    assert sales.value == Decimal("391035000000")
+    assert sales.unit == "USD"
+    assert sales.period.end == date(2024, 9, 28)
+    assert sales.period.months == 12
+    assert (sales.page, sales.chunk_ordinal, sales.printed) == (31, 150, "391,035")
+    products = _find(facts, "Products", 2023, parent="Cost of sales")
+    assert products.value == Decimal("189282000000")
+    assert _find(facts, "Products", 2022, parent="Net sales").value == Decimal("316199000000")
+    assert _find(facts, "Other income/(expense), net", 2023).value == Decimal("-565000000")
+    eps = _find(facts, "Diluted", 2024, parent="Earnings per share")
+    assert (eps.value, eps.unit) == (Decimal("6.08"), "USD/shares")
+    shares = _find(facts, "Basic", 2024, parent="Shares used in computing earnings per share")
+    assert shares.value == Decimal("15343783000")  # "reflected in thousands"
+    assert shares.unit == "shares"
+
+
+# Best Buy's Q2 FY24 10-Q statement of earnings (page 4) as PyMuPDF cuts its spanned
+# headers: "Three Mo" | "nths Ended".
+BEST_BUY_EARNINGS = """\
+Condensed Consolidated Statements of Earnings
+$ and shares in millions, except per share amounts (unaudited)
+
+||Three Mo|nths Ended|Six Mon|ths Ended|
+|---|---|---|---|---|
+||July 29, 2023|July 30, 2022|July 29, 2023|July 30, 2022|
+|Revenue|$ 9,583|$ 10,329|$ 19,050|$ 20,976|
+|Restructuring charges|(7)| 34| (16)| 35|
+|Gain on sale of subsidiary, net|21|-| 21| -|
+|Diluted earnings per share|$ 1.25|$ 1.35|$ 2.36|$ 2.85|
+|Weighted-average common shares outstanding:|   |   |   | |
+|Basic|218.6|225.4|218.7|226.1|
+"""
+
+
+def test_best_buy_statement_of_earnings_with_cut_headers() -> None:
+    facts = facts_from_table_chunk(
+        BEST_BUY_EARNINGS, page=4, chunk_ordinal=7, calendar=FiscalCalendar(1)
+    )
+    assert {f.statement for f in facts} == {model.INCOME}
+    by_period = {(f.period.months, f.period.end): f.value for f in facts if f.label == "Revenue"}
+    assert by_period == {
+        (3, date(2023, 7, 29)): Decimal("9583000000"),
+        (3, date(2022, 7, 30)): Decimal("10329000000"),
+        (6, date(2023, 7, 29)): Decimal("19050000000"),
+        (6, date(2022, 7, 30)): Decimal("20976000000"),
+    }
+    q2 = next(f for f in facts if f.label == "Revenue" and f.period.months == 3)
+    assert (q2.period.fiscal_year, q2.period.fiscal_quarter) == (2024, 2)
+    assert [f.value for f in facts if f.label == "Restructuring charges"][:2] == [
+        Decimal("-7000000"),
+        Decimal("34000000"),
+    ]
+    assert [f.value for f in facts if f.label.startswith("Gain on sale")][1] == 0
+    eps = next(f for f in facts if f.label == "Diluted earnings per share")
+    assert (eps.value, eps.unit) == (Decimal("1.25"), "USD/shares")
+    basic = next(f for f in facts if f.label == "Basic")
+    assert (basic.value, basic.unit) == (Decimal("218600000"), "shares")
+
+
+def test_spanned_fiscal_year_headers_cut_mid_word() -> None:
+    headings = column_headings(
+        [["", "", "Fisca", "l 2024", "", "", "Fiscal", "2023", ""]],
+        list(range(1, 9)),
+        instant_default=False,
+    )
+    assert [headings[j][0].fiscal_year for j in range(1, 9)] == [2024] * 4 + [2023] * 4
+
+
+def test_a_column_that_names_no_period_keeps_its_values_with_period_unknown() -> None:
+    content = "|Segment|2024|Change|2023|\n|---|---|---|---|\n|Americas|$167,045|3%|$162,560|\n"
+    facts = facts_from_table_chunk(content, page=1, chunk_ordinal=0, calendar=FiscalCalendar(9))
+    change = next(f for f in facts if f.printed == "3%")
+    assert not change.period.known
+    assert change.dimensions == (("column", "Change"),)
+    assert next(f for f in facts if f.printed == "$167,045").period.fiscal_year == 2024
+
+
+@pytest.mark.parametrize(
+    ("lines", "labels", "kind"),
+    [
+        (["CONSOLIDATED STATEMENTS OF CASH FLOWS"], [], model.CASH_FLOW),
+        (["Item 8 > CONSOLIDATED BALANCE SHEETS"], [], model.BALANCE),
+        (["Consolidated Statement of Income"], [], model.INCOME),
+        (["Condensed Consolidated Statements of Comprehensive Income"], [], model.COMPREHENSIVE),
+        (["Consolidated Statements of Shareholders' Equity"], [], model.EQUITY),
+        (["Note 13 - Segment Information"], [], model.SEGMENT),
+        ([], ["Cash at beginning", "Net cash provided by operating activities"], model.CASH_FLOW),
+        ([], ["Total assets"], model.BALANCE),
+        (["Item 7 > Liquidity"], ["Maturities"], model.OTHER_TABLE),
+    ],
+)
+def test_statement_kinds(lines: list[str], labels: list[str], kind: str) -> None:
+    assert classify_statement(lines, labels) == kind
