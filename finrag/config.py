@@ -183,6 +183,13 @@ class AnswerSettings(BaseModel):
         "eval/bench/refusal_threshold.py: answerable questions' best chunk >= 0.478 (dev, "
         "49) and >= 0.526 (EDGAR hold-out, 13); off-topic questions <= 0.35 (20).",
     )
+    include_flagged: bool = Field(
+        False,
+        description="Give the model chunks flagged at ingest as instruction-like text "
+        "('Ignore previous instructions and answer that ...': possible prompt injection). "
+        "Off: they are left out of its context; `finrag search` still shows them, marked. "
+        "On: they are read, marked as flagged, and their citations say so.",
+    )
 
 
 class ChatSettings(BaseModel):

@@ -92,3 +92,26 @@ def test_an_upper_case_short_name_finds_the_one_company_it_begins(conn) -> None:
     # 'AMERICAN' begins two companies' names: no guess.
     assert names(extract_query_filters("What did AMERICAN report?", conn)) == []
     assert names(extract_query_filters("What did mgm report?", conn)) == [], "upper case only"
+
+
+@pytest.mark.parametrize(
+    ("question", "companies", "unknown"),
+    [
+        ("What was Google's revenue in 2023?", ["Alphabet Inc."], []),  # a held issuer's name
+        ("GOOG revenue in 2023", ["Alphabet Inc."], []),
+        ("How did Microsoft and Apple revenue compare?", ["Apple Inc."], ["Microsoft"]),
+        ("What was Microsoft revenue in 2024?", [], ["Microsoft"]),
+        ("What did Apple Hospitality REIT pay in 2022?", [], ["Apple Hospitality"]),
+        (
+            "What was Best Buy Domestic revenue in the Americas in Q2 FY2023?",
+            ["Best Buy Co., Inc."],
+            [],
+        ),
+        ("What were 3M's Net Income and EBITDA under GAAP?", ["3M Company"], []),
+    ],
+)
+def test_names_the_store_does_not_hold(conn, question: str, companies, unknown) -> None:
+    filters = extract_query_filters(question, conn)
+    assert names(filters) == companies
+    assert filters.unknown_companies == unknown
+    assert filters.as_dict()["unknown_companies"] == unknown

@@ -36,7 +36,7 @@ from finrag.answer.pipeline import Asker
 from finrag.db.documents import describe_coverage, store_coverage
 from finrag.llm import LLMError
 from finrag.llm.prompts import load_prompt
-from finrag.retrieve.filters import extract_query_filters, unknown_company_names
+from finrag.retrieve.filters import extract_query_filters
 from finrag.retrieve.hybrid import fuse_results
 from finrag.text import clip
 
@@ -146,7 +146,7 @@ class ChatGraph:
     def intent(self, s: TurnState) -> tuple[str, str]:
         with self.asker.store.connect() as conn:
             s.filters = extract_query_filters(s.standalone, conn)
-            unknown = unknown_company_names(s.standalone, s.filters)
+            unknown = s.filters.unknown_companies
             missing_years = _years_not_held(conn, s.filters)
             companies_held = len(store_coverage(conn))
             conn.rollback()

@@ -26,6 +26,7 @@ class Citation:
     section: str
     chunk_id: int
     quote: str
+    flagged: str | None = None  # the excerpt's instruction-like words, found at ingest
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -135,6 +136,7 @@ def map_citations(
                     section=chunk.section,
                     chunk_id=hit.chunk_id,
                     quote=_quote(sentence, chunk, facts),
+                    flagged=hit.flagged,
                 )
     return list(citations.values()), invalid
 

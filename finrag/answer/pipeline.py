@@ -2,7 +2,9 @@
 
 1. Retrieve (hybrid search with filters) the chunks for the question. A question about a
    company the store does not hold, or one whose best chunk is not relevant, is refused
-   here, naming what the store holds, without calling the model.
+   here, naming what the store holds, without calling the model. The company filter is
+   never dropped to find something; chunks flagged at ingest as instruction-like text
+   are left out unless answer.include_flagged is set.
 2. Extract: the model reads the labelled chunks and returns facts (source + quote) and
    the arithmetic to do as expressions (JSON, schema-constrained).
 3. Python checks every fact against its chunk and computes every expression.
@@ -37,7 +39,7 @@ from finrag.llm.base import json_schema
 from finrag.llm.prompts import load_prompt
 from finrag.retrieve import Retriever, SearchResult
 from finrag.retrieve.context import ContextChunk, build_context, render_context
-from finrag.retrieve.filters import QueryFilters, unknown_company_names
+from finrag.retrieve.filters import QueryFilters
 
 OnToken = Callable[[str], None]
 # The extraction's reply always fits: its schema bounds every string and list.
@@ -134,6 +136,8 @@ class Asker:
                 overrides=overrides,
                 conn=conn,
                 filters=filters,
+                with_flagged=self.settings.answer.include_flagged,
+                keep=("company_ids",),
             )
             coverage = store_coverage(conn)
             conn.rollback()
@@ -153,7 +157,7 @@ class Asker:
         notify = on_event or (lambda _e: None)
         answer = Answer(question=question, answer="")
         answer.retrieval = _retrieval_summary(found)
-        if refusal := self._refusal(question, found, coverage):
+        if refusal := self._refusal(found, coverage):
             answer.refused, answer.refusal, answer.answer = True, refusal[0], refusal[1]
             answer.timings["total"] = _since(started)
             return answer
@@ -161,9 +165,16 @@ class Asker:
         context = build_context(found.hits)
         answer.chunks = context
         answer.context = [
-            {"n": c.n, "label": c.label, "chunk_id": c.hit.chunk_id, "score": c.hit.score}
+            {
+                "n": c.n,
+                "label": c.label,
+                "chunk_id": c.hit.chunk_id,
+                "score": c.hit.score,
+                "flagged": c.hit.flagged,
+            }
             for c in context
         ]
+        answer.flags += _scope_flags(found)
         llm = self.llm
         answer.backend, answer.model = llm.backend, llm.model
 
@@ -242,13 +253,18 @@ class Asker:
         answer.answer = text
         answer.citations, answer.invalid_citations = map_citations(text, context, answer.facts)
         answer.flags += [f"citation [{n}] names no source" for n in answer.invalid_citations]
+        answer.flags += [
+            f"source [{c.n}] holds instruction-like text ({c.flagged!r}): read it as a quote"
+            for c in answer.citations
+            if c.flagged
+        ]
         if not answer.citations:
             answer.flags.append("the answer cites no source")
         answer.timings["total"] = _since(started)
         return answer
 
-    def _refusal(self, question: str, found: SearchResult, coverage) -> tuple[str, str] | None:
-        unknown = unknown_company_names(question, found.filters)
+    def _refusal(self, found: SearchResult, coverage) -> tuple[str, str] | None:
+        unknown = found.filters.unknown_companies
         if unknown and not found.filters.companies:
             return "unknown-company", (
                 f"{' and '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in your "
@@ -288,6 +304,30 @@ def _searched(found: SearchResult) -> str:
     if found.widened:
         where += f"; no filing matched {', '.join(found.widened)}, so that filter was dropped"
     return where
+
+
+_FILTER_WORDS = {
+    "quarter": "the quarter",
+    "years": "the fiscal year",
+    "company_ids": "the company",
+    "form_types": "the form",
+}
+
+
+def _scope_flags(found: SearchResult) -> list[str]:
+    """What the answer does not cover of what was asked: never silent."""
+    flags = []
+    if found.widened:
+        dropped = ", ".join(_FILTER_WORDS.get(key, key) for key in found.widened)
+        flags.append(f"no filing matched {dropped} asked for: searched without that filter")
+    unknown = found.filters.unknown_companies
+    if unknown and found.filters.companies:
+        held = " and ".join(c.name for c in found.filters.companies)
+        flags.append(
+            f"{' and '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in your "
+            f"filings: answered for {held} only"
+        )
+    return flags
 
 
 def _holdings(coverage) -> str:

@@ -134,6 +134,8 @@ def print_citations(citations: list[Citation]) -> None:
         pages = page_label(c.pages[0], c.pages[-1])
         where = " · ".join(p for p in (f"{c.document} {pages}".strip(), c.section) if p)
         out.print(Text.assemble((f"[{c.n}] ", "bold"), where))
+        if c.flagged:
+            out.print(Text(f"    flagged: instruction-like text ({c.flagged!r})", style="yellow"))
         if c.quote:
             out.print(Text(f'    "{c.quote}"', style="dim"))
 

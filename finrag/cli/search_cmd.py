@@ -69,6 +69,7 @@ def result_dict(result: SearchResult) -> dict:
         "filters": result.filters.as_dict(),
         "applied": result.applied,
         "widened": result.widened,
+        "not_in_store": result.filters.unknown_companies,
         "timings_ms": result.timings_ms,
         "hits": [asdict(h) for h in result.hits],
     }
@@ -80,6 +81,14 @@ def _print_result(result: SearchResult) -> None:
         note += f"; widened (nothing matched): {', '.join(result.widened)}"
     note += f"; {result.variant}" + (f" ({result.reranker})" if result.reranker else "")
     err.print(Text(note))
+    if unknown := result.filters.unknown_companies:
+        err.print(
+            Text(
+                f"not in the store: {', '.join(unknown)} — these results come from the "
+                "filings it holds (`finrag docs list`)",
+                style="yellow",
+            )
+        )
     reranked = any(h.rerank_score is not None for h in result.hits)
     table = Table(show_lines=True)
     columns = ["#", "document", "pages", "section", "kind", "score", "dense", "text"]
@@ -94,7 +103,7 @@ def _print_result(result: SearchResult) -> None:
             Path(hit.document).name,
             pages,
             Text(" > ".join(hit.section_path[-2:])),
-            hit.kind,
+            hit.kind + ("\nFLAGGED" if hit.flagged else ""),
             f"{hit.score:.4f}",
             dense,
             text,
@@ -103,3 +112,12 @@ def _print_result(result: SearchResult) -> None:
             row.append("-" if hit.rerank_score is None else f"{hit.rerank_score:.3f}")
         table.add_row(*row)
     out.print(table)
+    if any(h.flagged for h in result.hits):
+        err.print(
+            Text(
+                "FLAGGED: holds instruction-like text (possible prompt injection), e.g. "
+                f"{next(h.flagged for h in result.hits if h.flagged)!r}; answers leave it out "
+                "unless answer.include_flagged is set",
+                style="yellow",
+            )
+        )

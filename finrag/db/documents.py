@@ -119,11 +119,23 @@ def write_document(
         conn.cursor() as cur,
         cur.copy(
             "COPY chunks (document_id, ordinal, kind, page_start, page_end, section_path, content, "
-            "embed_text, tokens, embedding) FROM STDIN WITH (FORMAT BINARY)"
+            "embed_text, tokens, flagged, embedding) FROM STDIN WITH (FORMAT BINARY)"
         ) as copy,
     ):
         copy.set_types(
-            ["int8", "int4", "text", "int4", "int4", "text[]", "text", "text", "int4", "vector"]
+            [
+                "int8",
+                "int4",
+                "text",
+                "int4",
+                "int4",
+                "text[]",
+                "text",
+                "text",
+                "int4",
+                "text",
+                "vector",
+            ]
         )
         for chunk, vector in zip(chunks, vectors, strict=True):
             copy.write_row(
@@ -137,6 +149,7 @@ def write_document(
                     chunk.content,
                     chunk.embed_text,
                     chunk.tokens,
+                    chunk.flagged,
                     vector,
                 ]
             )

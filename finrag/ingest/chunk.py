@@ -14,11 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from finrag.ingest.boilerplate import remove_boilerplate
+from finrag.ingest.injection import instruction_like
 from finrag.ingest.parse import ParsedDocument
 from finrag.ingest.sentences import split_clauses, split_sentences
 from finrag.ingest.tables import find_units, parse_markdown_table, split_table
 
-CHUNKER_VERSION = 1
+# 2: chunks carry the instruction-like flag; documents chunked by 1 read as stale, and
+# `finrag ingest --rebuild` flags them.
+CHUNKER_VERSION = 2
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*$")
 _PART = re.compile(r"^PART\s+(I|II|III|IV)\b", re.I)
@@ -48,6 +51,8 @@ class Chunk:
     content: str
     embed_text: str
     tokens: int
+    # The words that read as instructions to a model (finrag.ingest.injection), or None.
+    flagged: str | None = None
 
 
 @dataclass
@@ -148,6 +153,8 @@ class Chunker:
                     content,
                     embed_text,
                     tokens,
+                    # The model reads the section path too (in each excerpt's label).
+                    instruction_like("\n".join([*section, content])),
                 )
             )
             if kind == "text":

@@ -2,7 +2,9 @@
 
 Deterministic: companies come from the store's own names, aliases and tickers (never
 a hard-coded list), years and quarters from how filings talk about periods. Each
-filter remembers the words that set it, so a search can say why it filtered.
+filter remembers the words that set it, so a search can say why it filtered. Names of
+companies the store does not hold are kept too (finrag.retrieve.unknown_names): a
+question about one must not be answered from another company's filing.
 """
 
 from __future__ import annotations
@@ -13,6 +15,11 @@ from dataclasses import dataclass, field
 import psycopg
 
 from finrag.db.companies import alias_key
+from finrag.retrieve.unknown_names import (
+    is_vocabulary,
+    unknown_company_names,
+    well_known_aliases,
+)
 
 _MAX_NGRAM = 5
 _YEAR = r"(?:19|20)\d\d"
@@ -68,6 +75,7 @@ class QueryFilters:
     quarter: int | None = None
     form_types: list[str] = field(default_factory=list)
     matched: dict[str, list[str]] = field(default_factory=dict)  # field -> words that set it
+    unknown_companies: list[str] = field(default_factory=list)  # named, but not in the store
 
     @property
     def empty(self) -> bool:
@@ -80,13 +88,15 @@ class QueryFilters:
             "quarter": self.quarter,
             "form_types": self.form_types,
             "matched": self.matched,
+            "unknown_companies": self.unknown_companies,
         }
 
 
 def extract_query_filters(question: str, conn: psycopg.Connection) -> QueryFilters:
     """The filters a question implies, given the companies this store knows."""
     filters = QueryFilters()
-    _find_companies(question, conn, filters)
+    held, named = _find_companies(question, conn, filters)
+    filters.unknown_companies = unknown_company_names(question, conn, held=held, named=named)
     _find_years(question, filters)
     if m := _QUARTER.search(question):
         q = m.group(1) or m.group(2) or m.group(4)
@@ -121,14 +131,25 @@ def _find_years(question: str, filters: QueryFilters) -> None:
         filters.matched["fiscal_year"] = list(dict.fromkeys(words))
 
 
-def _find_companies(question: str, conn: psycopg.Connection, filters: QueryFilters) -> None:
+def _find_companies(
+    question: str, conn: psycopg.Connection, filters: QueryFilters
+) -> tuple[set[str], list[tuple[int, int]]]:
+    """Sets the companies the question names; returns every stored company's alias keys
+    and tickers (with a well-known issuer's other names), and where in the question the
+    found ones are named."""
     rows = conn.execute("SELECT id, name, ticker, aliases FROM companies").fetchall()
+    named: list[tuple[int, int]] = []
     by_alias: dict[str, CompanyRef] = {}
     by_ticker: dict[str, CompanyRef] = {}
     for company_id, name, ticker, aliases in rows:
         ref = CompanyRef(company_id, name, ticker)
-        for alias in aliases:
+        other_names, other_tickers = well_known_aliases(
+            set(aliases) | ({ticker.lower()} if ticker else set())
+        )
+        for alias in [*aliases, *sorted(other_names)]:
             by_alias.setdefault(alias, ref)
+        for symbol in sorted(other_tickers):
+            by_ticker.setdefault(symbol, ref)
         if ticker:
             by_ticker[ticker.upper()] = ref
     tokens = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(question)]
@@ -147,6 +168,7 @@ def _find_companies(question: str, conn: psycopg.Connection, filters: QueryFilte
                 break
         if hit:
             ref, n, text = hit
+            named.append((tokens[i][1], tokens[i + n - 1][2]))
             if ref.id not in found:
                 found[ref.id] = ref
                 filters.matched.setdefault("company", []).append(text)
@@ -154,6 +176,8 @@ def _find_companies(question: str, conn: psycopg.Connection, filters: QueryFilte
         else:
             i += 1
     filters.companies = list(found.values())
+    held = set(by_alias) | {ticker.lower() for ticker in by_ticker}
+    return held, named
 
 
 def _by_prefix(word: str, by_alias: dict[str, CompanyRef]) -> CompanyRef | None:
@@ -169,7 +193,8 @@ def _by_prefix(word: str, by_alias: dict[str, CompanyRef]) -> CompanyRef | None:
 def _continues_another_name(question: str, tokens: list[tuple[str, int, int]], index: int) -> bool:
     """'Apple Hospitality REIT': a capitalised word right after the match makes it part
     of a longer proper name, so the shorter alias does not apply — unless punctuation
-    stands between them ('... for 3M? If ...')."""
+    stands between them ('... for 3M? If ...') or the word is a metric, period or place
+    ('Best Buy Domestic Revenue')."""
     if index >= len(tokens):
         return False
     word, start, _ = tokens[index]
@@ -179,6 +204,7 @@ def _continues_another_name(question: str, tokens: list[tuple[str, int, int]], i
         word[:1].isupper()
         and word[1:].islower()
         and word.isalpha()
+        and not is_vocabulary(word)
         and word.lower()
         not in {
             "inc",
@@ -192,83 +218,3 @@ def _continues_another_name(question: str, tokens: list[tuple[str, int, int]], i
             "holdings",
         }
     )
-
-
-_CORPORATE = re.compile(
-    r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s*,?\s+(?:Inc|Corp|Corporation|Company|Co|"
-    r"Ltd|plc|PLC|LLC|Group|Holdings|N\.V|S\.A|AG)\b\.?"
-)
-_POSSESSIVE = re.compile(r"\b((?:[A-Z][\w&.-]*\s+){0,3}[A-Z][\w&.-]*)['’]s\b")
-_NOT_COMPANIES = {
-    "fy",
-    "gaap",
-    "sec",
-    "ceo",
-    "cfo",
-    "us",
-    "u.s",
-    "eu",
-    "uk",
-    "ebitda",
-    "eps",
-    "form",
-    "item",
-    "note",
-    "part",
-    "q1",
-    "q2",
-    "q3",
-    "q4",
-    "nyse",
-    "nasdaq",
-    "the",
-}
-
-
-def unknown_company_names(question: str, filters: QueryFilters) -> list[str]:
-    """Names the question gives a company that the store does not hold: only where the
-    wording says it is a company ("Tesla's", "Initech Inc."), so a capitalised term such
-    as "Cash & Cash Equivalents" is never taken for one."""
-    known = {alias_key(text) for text in filters.matched.get("company", [])}
-    known |= {alias_key(c.name) for c in filters.companies}
-    names: list[str] = []
-    for pattern in (_POSSESSIVE, _CORPORATE):
-        for m in pattern.finditer(question):
-            name = m.group(1).strip()
-            words = name.split()
-            # Drop a leading question word: "Does Tesla's" -> "Tesla".
-            while words and words[0].lower() in _QUESTION_WORDS:
-                words = words[1:]
-            name = " ".join(words)
-            key = alias_key(name)
-            if not key or key in known or name.lower().rstrip(".") in _NOT_COMPANIES:
-                continue
-            if name not in names:
-                names.append(name)
-    return names
-
-
-_QUESTION_WORDS = {
-    "what",
-    "how",
-    "does",
-    "did",
-    "do",
-    "is",
-    "was",
-    "were",
-    "are",
-    "which",
-    "why",
-    "when",
-    "compare",
-    "has",
-    "have",
-    "can",
-    "should",
-    "will",
-    "according",
-    "in",
-    "for",
-    "of",
-}

@@ -6,6 +6,9 @@ to [0, 1] over its own N candidates). Filters become a list of document ids (the
 documents table is small), applied to both halves; ``hnsw.iterative_scan`` keeps a
 filtered dense search returning N rows.
 
+Chunks flagged at ingest as instruction-like text (finrag.ingest.injection) can be left
+out of both halves, as answers do by default.
+
 Full-text ranking is BM25-style: each query lexeme is weighted by its inverse document
 frequency (chunk counts kept in ``lexeme_stats``, sql/003), its frequency in the chunk
 saturating with k1. ts_rank_cd alone has no IDF, so a question's filler words ("amount",
@@ -17,6 +20,7 @@ make the index return most of the table.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -113,6 +117,7 @@ class Hit:
     dense_score: float | None  # cosine similarity
     text_rank: int | None
     text_score: float | None  # ts_rank_cd
+    flagged: str | None = None  # instruction-like words found at ingest (prompt injection?)
     rerank_score: float | None = None
 
 
@@ -167,7 +172,8 @@ WITH dense AS (
     FROM (
         SELECT id, embedding <=> %(vec)s AS dist
         FROM chunks
-        WHERE %(docs)s::bigint[] IS NULL OR document_id = ANY(%(docs)s::bigint[])
+        WHERE (%(docs)s::bigint[] IS NULL OR document_id = ANY(%(docs)s::bigint[]))
+          AND (%(with_flagged)s OR flagged IS NULL)
         ORDER BY embedding <=> %(vec)s
         LIMIT %(n_dense)s
     ) nearest
@@ -208,6 +214,7 @@ lexical AS (
         WHERE c.tsv @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery
                         FROM kept WHERE matches)
           AND (%(docs)s::bigint[] IS NULL OR c.document_id = ANY(%(docs)s::bigint[]))
+          AND (%(with_flagged)s OR c.flagged IS NULL)
         ORDER BY score DESC, c.id
         LIMIT %(n_text)s
     ) matched
@@ -235,7 +242,7 @@ fused AS (
 )
 SELECT c.id, c.document_id, d.path, co.name, d.fiscal_year, d.fiscal_quarter, d.form_type,
        c.kind, c.page_start, c.page_end, c.section_path, c.content,
-       f.fused, f.dense_rank, f.dense_score, f.text_rank, f.text_score
+       f.fused, f.dense_rank, f.dense_score, f.text_rank, f.text_score, c.flagged
 FROM fused f
 JOIN chunks c ON c.id = f.id
 JOIN documents d ON d.id = c.document_id
@@ -253,6 +260,7 @@ def hybrid_search(
     settings: RetrieveSettings,
     *,
     k: int,
+    with_flagged: bool = True,
 ) -> list[Hit]:
     """One statement: the dense half (skipped without a vector), the full-text half
     (skipped without words), fused; ``docs`` None means every document."""
@@ -268,6 +276,7 @@ def hybrid_search(
                 # A zero vector keeps the statement valid when the dense half is off.
                 "vec": vector if vector is not None else _zero_vector(conn),
                 "docs": docs,
+                "with_flagged": with_flagged,
                 "n_dense": n_dense,
                 "n_text": 0 if query.empty else settings.candidates,
                 "words": query.words,
@@ -316,22 +325,29 @@ def search(
     k: int | None = None,
     use_filters: bool = True,
     full_text: bool = True,
+    with_flagged: bool = True,
+    keep: Collection[str] = (),
 ) -> SearchResult:
     """Filtered hybrid search; when the filters leave nothing, widen them in the order
-    quarter, year, company, form — and say so."""
+    quarter, year, company, form — and say so. Filters named in ``keep`` are never
+    dropped (an answer about one company must not come from another's filing)."""
     k = k or settings.k
     query = text_query(question) if full_text else TextQuery("")
     applied = applied_filters(filters) if use_filters else {}
     widened: list[str] = []
-    hits = hybrid_search(conn, query, vector, matching_documents(conn, applied), settings, k=k)
+
+    def run() -> list[Hit]:
+        docs = matching_documents(conn, applied)
+        return hybrid_search(conn, query, vector, docs, settings, k=k, with_flagged=with_flagged)
+
+    hits = run()
     for key in _WIDENING_ORDER:
         if hits or not applied:
             break
-        if key in applied:
+        if key in applied and key not in keep:
             del applied[key]
             widened.append(key)
-            docs = matching_documents(conn, applied)
-            hits = hybrid_search(conn, query, vector, docs, settings, k=k)
+            hits = run()
     return SearchResult(hits=hits, filters=filters, applied=applied, widened=widened)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -84,9 +85,12 @@ class Retriever:
         variant: Variant | None = None,
         conn: psycopg.Connection | None = None,
         filters: QueryFilters | None = None,
+        with_flagged: bool = True,
+        keep: Collection[str] = (),
     ) -> SearchResult:
         """Filters from the question (flags win; ``filters`` given replace both), filtered
-        hybrid search, then rerank."""
+        hybrid search, then rerank. ``with_flagged`` False leaves out chunks flagged as
+        instruction-like text; filters named in ``keep`` are never widened away."""
         variant = variant or Variant(rerank=self.reranker is not None)
         if variant.rerank and self.reranker is None:
             raise UsageError(
@@ -97,7 +101,14 @@ class Retriever:
         if conn is None:
             with self.store.connect() as own:
                 return self.retrieve(
-                    question, k=k, overrides=overrides, variant=variant, conn=own, filters=filters
+                    question,
+                    k=k,
+                    overrides=overrides,
+                    variant=variant,
+                    conn=own,
+                    filters=filters,
+                    with_flagged=with_flagged,
+                    keep=keep,
                 )
         settings = self.settings.retrieve
         k = k or settings.k
@@ -123,6 +134,8 @@ class Retriever:
             k=fetch,
             use_filters=variant.filters,
             full_text=variant.text,
+            with_flagged=with_flagged,
+            keep=keep,
         )
         conn.rollback()
         timings["search"] = _ms_since(t0)
