@@ -258,6 +258,12 @@ def test_a_column_that_names_no_period_keeps_its_values_with_period_unknown() ->
         ([], ["Cash at beginning", "Net cash provided by operating activities"], model.CASH_FLOW),
         ([], ["Total assets"], model.BALANCE),
         (["Item 7 > Liquidity"], ["Maturities"], model.OTHER_TABLE),
+        # 3M's MD&A free-cash-flow table repeats cash-flow rows: not the statement.
+        (
+            ["PART II > Item 7. Management’s Discussion and Analysis > Free Cash Flow"],
+            ["Net cash provided by operating activities"],
+            model.OTHER_TABLE,
+        ),
     ],
 )
 def test_statement_kinds(lines: list[str], labels: list[str], kind: str) -> None:

@@ -65,6 +65,7 @@ _STATEMENT_TITLES = (
     ),
     (model.SEGMENT, re.compile(r"\bsegments?\b", re.I)),
 )
+_MDA = re.compile(r"management['’]?s\s+discussion|\bitem\s+7\.?\s", re.I)
 _ROW_SIGNS = (
     (model.CASH_FLOW, re.compile(r"net\s+cash\s+(?:provided|used)", re.I)),
     (model.BALANCE, re.compile(r"^total\s+assets$|^total\s+liabilities\b", re.I)),
@@ -97,6 +98,10 @@ def classify_statement(context_lines: Sequence[str], labels: Sequence[str]) -> s
             for kind, pattern in _STATEMENT_TITLES:
                 if pattern.search(part):
                     return kind
+    # MD&A repeats statement rows in its own tables ("Net cash provided by operating
+    # activities" in a free-cash-flow table): those are not the statement.
+    if any(_MDA.search(line) for line in context_lines):
+        return model.OTHER_TABLE
     for kind, pattern in _ROW_SIGNS:
         if any(pattern.search(label.strip()) for label in labels):
             return kind
