@@ -46,6 +46,7 @@ from finrag.db.server_layout import (
     write_authentication,
 )
 from finrag.errors import DatabaseError, DatabaseUnavailable
+from finrag.files import private_dir
 
 log = logging.getLogger(__name__)
 
@@ -226,7 +227,7 @@ class EmbeddedServer:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        self.home.mkdir(parents=True, exist_ok=True)
+        private_dir(self.home)
         with self._lock:
             yield
 

