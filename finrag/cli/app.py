@@ -28,6 +28,7 @@ from finrag.cli import (
 from finrag.cli.render import err, log_warnings, print_error
 from finrag.cli.state import AppState
 from finrag.errors import ExitCode, FinragError
+from finrag.llm.interrupt import stop_model_calls_on_signals
 
 app = typer.Typer(
     name="finrag",
@@ -87,6 +88,8 @@ def _terminate(signum: int, _frame: object) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and map every failure to a message and an exit code."""
     signal.signal(signal.SIGTERM, _terminate)
+    # Both then stop an embedded model mid-prompt, not when its llama.cpp call returns.
+    stop_model_calls_on_signals(signal.SIGINT, signal.SIGTERM)
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     # Belt and braces for files made without an explicit mode (readline's history, lock
     # files): whatever finrag writes is its user's alone.

@@ -1,8 +1,10 @@
 """llama.cpp in process (llama-cpp-python): the backend that needs no server.
 
 The model is loaded once per process and kept; generation always streams, so a timeout
-can stop it between tokens and the tokens can be counted. Structured output uses
-llama.cpp's JSON-schema grammar; tool calls use its chatml function-calling handler.
+can stop it between tokens and the tokens can be counted. stop_model_call(), and in the
+CLI Ctrl-C and SIGTERM, abort it sooner: within a graph node (finrag.llm.interrupt).
+Structured output uses llama.cpp's JSON-schema grammar; tool calls use its chatml
+function-calling handler.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from finrag.llm.base import (
     parse_output,
     tool_arguments,
 )
+from finrag.llm.interrupt import attach_stop_flag, model_call
 from finrag.llm.model_files import ModelFile, resolve_gguf
 
 _LOADED: dict[tuple[str, int, int], Any] = {}
@@ -92,6 +95,7 @@ class EmbeddedLLM:
                         n_batch=512,
                         verbose=False,
                     )
+                    attach_stop_flag(_LOADED[key])
                 except (ValueError, RuntimeError) as exc:
                     raise ModelNotAvailable(
                         f"llama.cpp could not load {key[0]}: {exc}",
@@ -120,16 +124,18 @@ class EmbeddedLLM:
         if output is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema(output)}
         started = time.perf_counter()
-        if tools:
-            return self._tool_chat(llama, kwargs, tools, deadline, started)
-        pieces: list[str] = []
-        for chunk in llama.create_chat_completion(**kwargs):
-            delta = chunk["choices"][0]["delta"].get("content") or ""
-            if delta:
-                pieces.append(delta)
-                if on_token:
-                    on_token(delta)
-            deadline.check()
+        # Ctrl-C, SIGTERM or stop_model_call() abort it within a graph node, prompt included.
+        with model_call(llama):
+            if tools:
+                return self._tool_chat(llama, kwargs, tools, deadline, started)
+            pieces: list[str] = []
+            for chunk in llama.create_chat_completion(**kwargs):
+                delta = chunk["choices"][0]["delta"].get("content") or ""
+                if delta:
+                    pieces.append(delta)
+                    if on_token:
+                        on_token(delta)
+                deadline.check()
         text = "".join(pieces)
         result = ChatResult(
             text=text,
