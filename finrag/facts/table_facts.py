@@ -31,6 +31,12 @@ _PERIOD_PIECE = re.compile(
     r"|\b(?:first|second|third|fourth)\s+quarter(?:\s+(?:of\s+)?(?:fiscal\s+)?(?:19|20)\d{2})?",
     re.I,
 )
+_BEGINNING = re.compile(
+    r"\bbeginning\s+(?:of\s+(?:the\s+)?(?:year|period)|balances?)\b|\bbeginning$", re.I
+)
+_ENDING = re.compile(
+    r"\bend\s+of\s+(?:the\s+)?(?:year|period)\b|\bending\s+balances?\b|\bending$", re.I
+)
 _ENDS_SPAN = re.compile(r"ended[\s:,]*$", re.I)
 _STATEMENT_TITLES = (
     (
@@ -66,6 +72,7 @@ _STATEMENT_TITLES = (
     (model.SEGMENT, re.compile(r"\bsegments?\b", re.I)),
 )
 _MDA = re.compile(r"management['’]?s\s+discussion|\bitem\s+7\.?\s", re.I)
+_NOTE = re.compile(r"\bnote\s+\d+\b", re.I)  # a note's table is not the statement
 _ROW_SIGNS = (
     (model.CASH_FLOW, re.compile(r"net\s+cash\s+(?:provided|used)", re.I)),
     (model.BALANCE, re.compile(r"^total\s+assets$|^total\s+liabilities\b", re.I)),
@@ -100,7 +107,7 @@ def classify_statement(context_lines: Sequence[str], labels: Sequence[str]) -> s
                     return kind
     # MD&A repeats statement rows in its own tables ("Net cash provided by operating
     # activities" in a free-cash-flow table): those are not the statement.
-    if any(_MDA.search(line) for line in context_lines):
+    if any(_MDA.search(line) or _NOTE.search(line) for line in context_lines):
         return model.OTHER_TABLE
     for kind, pattern in _ROW_SIGNS:
         if any(pattern.search(label.strip()) for label in labels):
@@ -116,30 +123,45 @@ def facts_from_table_chunk(
     calendar: FiscalCalendar,
 ) -> list[Fact]:
     """Every numeric cell of the table in a table chunk, as facts."""
+    return read_table_chunk(content, page=page, chunk_ordinal=chunk_ordinal, calendar=calendar)[0]
+
+
+def read_table_chunk(
+    content: str,
+    *,
+    page: int | None,
+    chunk_ordinal: int | None,
+    calendar: FiscalCalendar,
+    continued: Sequence[str] | None = None,
+    default_units: Units | None = None,
+) -> tuple[list[Fact], list[str]]:
+    """The facts of a table chunk and the section rows open at its end. ``continued``:
+    the section rows open where the previous part of the same table ended (long tables
+    are cut into parts under a repeated header)."""
     found = split_table_chunk(content)
     if found is None:
-        return []
+        return [], []
     table = parse_markdown_table(found.grid)
     if table is None or table.width < 2:
-        return []
+        return [], []
     rows = [table.header, *table.rows]
     first_data = _first_data_row(rows)
     if first_data is None:
-        return []
+        return [], []
     header_rows, data_rows = rows[:first_data], rows[first_data:]
     value_columns = [
         j for j in range(1, table.width) if any(parse_cell(r[j]) for r in data_rows if j < len(r))
     ]
     if not value_columns:
-        return []
+        return [], []
     labels = [r[0] for r in data_rows]
     statement = classify_statement(found.lines, labels)
-    units = read_units(*found.lines, *(r[0] for r in header_rows)) or Units()
+    units = table_units(found, header_rows) or default_units or Units()
     headings = column_headings(header_rows, value_columns, statement == model.BALANCE)
 
     facts: list[Fact] = []
-    parents: list[str] = []
-    if header_rows and header_rows[0][0].rstrip().endswith(":"):
+    parents: list[str] = list(continued or [])
+    if continued is None and header_rows and header_rows[0][0].rstrip().endswith(":"):
         parents = [header_rows[0][0].rstrip(" :")]  # "Net sales:" heads the first rows
     for i, row in enumerate(data_rows):
         label = row[0].strip()
@@ -153,12 +175,13 @@ def facts_from_table_chunk(
             continue  # a total line without words: its meaning is the sum above it
         for j, number in numbers:
             period, qualifier = headings[j]
+            period = _balance_row_period(label, calendar.resolve(period))
             scale = units.scale_for(label, number.percent, parents)
             facts.append(
                 Fact(
                     value=number.value.scaleb(scale),
                     unit=units.unit_for(label, number.percent, parents),
-                    period=calendar.resolve(period),
+                    period=period,
                     source="table",
                     label=label,
                     dimensions=(("column", qualifier),) if qualifier else (),
@@ -173,7 +196,31 @@ def facts_from_table_chunk(
             )
         if label.lower().startswith("total"):
             parents = []  # "Total current assets" closes its section
-    return facts
+    return facts, parents
+
+
+def table_units(
+    found: TableContext, header_rows: Sequence[Sequence[str]] | None = None
+) -> Units | None:
+    """The units note of a table: its title lines, or its header's first cells."""
+    if header_rows is None:
+        table = parse_markdown_table(found.grid)
+        header_rows = [table.header] if table else []
+    return read_units(*found.lines, *(r[0] for r in header_rows))
+
+
+def _balance_row_period(label: str, period: Period) -> Period:
+    """A cash-flow statement's "Cash, beginning of year" row in a year's column is the
+    balance at the previous year's end; "end of year" the balance at this one's."""
+    if period.instant or not period.known:
+        return period
+    if _BEGINNING.search(label):
+        if period.months == 12 and period.fiscal_year:
+            return Period(instant=True, fiscal_year=period.fiscal_year - 1)
+        return Period()  # the start of a quarter or half: a date the header does not give
+    if _ENDING.search(label):
+        return replace(period, instant=True, months=None, start=None)
+    return period
 
 
 def column_headings(
@@ -196,8 +243,8 @@ def column_headings(
         period = parse_period(" ".join(pieces[j]), instant_default=instant_default)
         if not period.known:
             period = Period()
-        elif instant_default and period.months is None and period.end is not None:
-            period = replace(period, instant=True)
+        elif period.months is None and period.end is not None:
+            period = replace(period, instant=True)  # a date with no span over it: a balance
         qualifier = " ".join(qualifiers[j]) or None
         out[j] = (period, qualifier)
     return out
