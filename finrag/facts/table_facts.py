@@ -51,7 +51,7 @@ _STATEMENT_TITLES = (
         model.EQUITY,
         re.compile(
             r"statements?\s+of\s+(?:changes\s+in\s+)?(?:share|stock)holders['’]?\s+(?:equity|deficit)"
-            r"|statements?\s+of\s+(?:changes\s+in\s+)?equity",
+            r"|statements?\s+of\s+(?:[\w,'’]+\s+){0,6}?(?:equity|deficit)\b",
             re.I,
         ),
     ),
@@ -74,6 +74,8 @@ _STATEMENT_TITLES = (
 _MDA = re.compile(r"management['’]?s\s+discussion|\bitem\s+7\.?\s", re.I)
 _NOTE = re.compile(r"\bnote\s+\d+\b", re.I)  # a note's table is not the statement
 _ROW_SIGNS = (
+    # "Balance as of March 31, 2025" rows: a statement of equity, periods down the rows
+    (model.EQUITY, re.compile(r"^balances?,?\s+(?:as\s+of|at)\b", re.I)),
     (model.CASH_FLOW, re.compile(r"net\s+cash\s+(?:provided|used)", re.I)),
     (model.BALANCE, re.compile(r"^total\s+assets$|^total\s+liabilities\b", re.I)),
     (model.INCOME, re.compile(r"^(?:net\s+(?:income|earnings)|operating\s+income)\b", re.I)),

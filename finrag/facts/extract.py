@@ -1,0 +1,150 @@
+"""All of a filing's facts, at ingest: its tables' cells, and its inline XBRL tags.
+
+A table cell that an XBRL tag on the same page reports too (same value, same period)
+takes the tag's concept, so a lookup by concept finds the printed row as well.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+from typing import Protocol
+
+from finrag.facts.cells import Units
+from finrag.facts.ixbrl import extract_ixbrl_facts
+from finrag.facts.model import Fact
+from finrag.facts.periods import FiscalCalendar
+from finrag.facts.table_facts import read_table_chunk, split_table_chunk, table_units
+
+
+class Chunk(Protocol):
+    """What facts need of a chunk (finrag.ingest.chunk.Chunk): facts sit below ingest."""
+
+    ordinal: int
+    kind: str
+    page_start: int
+    page_end: int
+    content: str
+
+
+FACTS_VERSION = 1  # bump when extraction changes: documents read as stale, --rebuild redoes them
+
+
+def document_facts(
+    path: Path,
+    kind: str,
+    chunks: Sequence[Chunk],
+    *,
+    period_end: date | None,
+    fiscal_quarter: int | None,
+) -> list[Fact]:
+    """The facts of one parsed and chunked filing."""
+    calendar = FiscalCalendar.from_document(period_end, fiscal_quarter)
+    tables = table_facts(chunks, calendar)
+    if kind != "html":
+        return tables
+    tagged = extract_ixbrl_facts(path).facts
+    if not tagged:
+        return tables
+    tagged = [replace(f, chunk_ordinal=_chunk_on_page(chunks, f)) for f in tagged]
+    return [*name_concepts(tables, tagged), *tagged]
+
+
+def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]:
+    """Facts from every table chunk; the parts of a table cut under a repeated header
+    read as one table (a section row opened in one part heads rows in the next)."""
+    facts: list[Fact] = []
+    previous: Chunk | None = None
+    open_sections: list[str] = []
+    default_units = document_units(chunks)
+    for chunk in chunks:
+        if chunk.kind != "table":
+            previous = None
+            continue
+        continues = previous is not None and _header(previous) == _header(chunk)
+        found, open_sections = read_table_chunk(
+            chunk.content,
+            page=chunk.page_start,
+            chunk_ordinal=chunk.ordinal,
+            calendar=calendar,
+            continued=open_sections if continues else None,
+            default_units=default_units,
+        )
+        facts += found
+        previous = chunk
+    return facts
+
+
+def document_units(chunks: Sequence[Chunk]) -> Units | None:
+    """The units most of a filing's tables state ("in millions"): a note's table that
+    states none follows the filing's convention. None when the tables disagree."""
+    notes = Counter(
+        units
+        for chunk in chunks
+        if chunk.kind == "table"
+        and (found := split_table_chunk(chunk.content))
+        and (units := table_units(found))
+    )
+    if not notes:
+        return None
+    units, count = notes.most_common(1)[0]
+    return units if count * 2 > sum(notes.values()) else None
+
+
+def _header(chunk: Chunk) -> tuple[int, str]:
+    grid = next((ln for ln in chunk.content.splitlines() if ln.lstrip().startswith("|")), "")
+    return chunk.page_start, grid
+
+
+def same_period(a: Fact, b: Fact) -> bool:
+    """Whether two facts report the same period as far as both state it."""
+    pa, pb = a.period, b.period
+    if pa.end is not None and pb.end is not None:
+        if abs((pa.end - pb.end).days) > 7:  # 52/53-week calendars print nearby dates
+            return False
+        if pa.instant or pb.instant:
+            return pa.instant == pb.instant
+        return pa.months is None or pb.months is None or pa.months == pb.months
+    if pa.fiscal_year is None or pb.fiscal_year is None or pa.fiscal_year != pb.fiscal_year:
+        return False
+    if pa.instant != pb.instant:
+        return False
+    return (pa.months or 12) == (pb.months or 12) and pa.fiscal_quarter == pb.fiscal_quarter
+
+
+def same_value(table: Fact, tag: Fact) -> bool:
+    if table.value is None or tag.value is None:
+        return False
+    if table.unit == "%" and tag.unit == "pure":
+        return table.value == tag.value * 100
+    return table.value == tag.value
+
+
+def name_concepts(tables: Sequence[Fact], tagged: Sequence[Fact]) -> list[Fact]:
+    """Table facts with the concept of the tag printing the same number on their page."""
+    by_page: dict[int | None, list[Fact]] = defaultdict(list)
+    for tag in tagged:
+        if not tag.dimensions:
+            by_page[tag.page].append(tag)
+    named = []
+    for fact in tables:
+        match = next(
+            (t for t in by_page.get(fact.page, ()) if same_value(fact, t) and same_period(fact, t)),
+            None,
+        )
+        named.append(replace(fact, concept=match.concept) if match else fact)
+    return named
+
+
+def _chunk_on_page(chunks: Sequence[Chunk], fact: Fact) -> int | None:
+    """The chunk that prints a tagged number: a table on its page holding the printed
+    text, else the first chunk of that page."""
+    on_page = [c for c in chunks if c.page_start <= (fact.page or -1) <= c.page_end]
+    printed = fact.printed.strip("$() ")
+    for chunk in on_page:
+        if printed and printed in chunk.content:
+            return chunk.ordinal
+    return on_page[0].ordinal if on_page else None
