@@ -21,6 +21,7 @@ from finrag.cli import (
     docs_cmd,
     doctor_cmd,
     eval_cmd,
+    facts_cmd,
     ingest_cmd,
     search_cmd,
     sessions_cmd,
@@ -42,6 +43,7 @@ app.command("ingest")(ingest_cmd.ingest_command)
 app.command("search")(search_cmd.search_command)
 app.command("ask")(ask_cmd.ask_command)
 app.command("chat")(chat_cmd.chat_command)
+app.command("facts")(facts_cmd.facts_command)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(docs_cmd.app, name="docs")
 app.add_typer(eval_cmd.app, name="eval")

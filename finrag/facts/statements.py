@@ -1,0 +1,125 @@
+"""A company's statement as periods x line items, every value traceable to its page."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from finrag.facts import model
+from finrag.facts.store import StoredFact, query_facts
+
+STATEMENT_NAMES = {
+    "income": model.INCOME,
+    "balance": model.BALANCE,
+    "cash": model.CASH_FLOW,
+    "equity": model.EQUITY,
+    "comprehensive": model.COMPREHENSIVE,
+    "segment": model.SEGMENT,
+}
+
+
+def period_key(fact: StoredFact) -> str:
+    """How a column names its period: FY2018, FY2024 Q2, at 2023-07-29, 6m to 2023-07-29."""
+    if fact.instant:
+        return f"at {fact.period_end}" if fact.period_end else f"end FY{fact.fiscal_year}"
+    if fact.months == 12 and fact.fiscal_year:
+        return f"FY{fact.fiscal_year}"
+    if fact.months == 3 and fact.fiscal_year and fact.fiscal_quarter:
+        return f"FY{fact.fiscal_year} Q{fact.fiscal_quarter}"
+    if fact.months and fact.period_end:
+        return f"{fact.months}m to {fact.period_end}"
+    return "unknown"
+
+
+def _sort_key(key: str) -> tuple:
+    # Newest first: FY2024 before FY2023; quarters after their year's full-year column.
+    digits = "".join(ch for ch in key if ch.isdigit())
+    return (-int(digits[:4]) if digits else 0, key)
+
+
+@dataclass
+class StatementRow:
+    label: str
+    parents: list[str]
+    cells: dict[str, StoredFact] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        # "Products (Cost of sales)"; "Total net sales" names its section already.
+        if not self.parents or self.parents[-1].lower() in self.label.lower():
+            return self.label
+        return f"{self.label} ({self.parents[-1]})"
+
+
+@dataclass
+class StatementView:
+    company: str
+    statement: str
+    periods: list[str]
+    rows: list[StatementRow]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "company": self.company,
+            "statement": self.statement,
+            "periods": self.periods,
+            "rows": [
+                {
+                    "label": row.label,
+                    "parents": row.parents,
+                    "values": {period: _cell(fact) for period, fact in row.cells.items()},
+                }
+                for row in self.rows
+            ],
+        }
+
+
+def _cell(fact: StoredFact) -> dict[str, Any]:
+    return {
+        "value": None if fact.value is None else str(fact.value),
+        "unit": fact.unit,
+        "printed": fact.printed,
+        "document": fact.document,
+        "page": fact.page,
+        "fact_id": fact.id,
+    }
+
+
+def statement_view(
+    conn: psycopg.Connection,
+    company_id: int,
+    company: str,
+    statement: str,
+    *,
+    fiscal_year: int | None = None,
+    fiscal_quarter: int | None = None,
+) -> StatementView:
+    """The statement's line items by period, from the printed tables of every filing of
+    the company; where filings repeat a figure, the latest filing's (restated) value."""
+    facts = query_facts(
+        conn,
+        company_id=company_id,
+        statements=[statement],
+        fiscal_year=fiscal_year,
+        fiscal_quarter=fiscal_quarter,
+        entity_total=False,
+    )
+    return build_view(company, statement, [f for f in facts if f.source == "table"])
+
+
+def build_view(company: str, statement: str, facts: Sequence[StoredFact]) -> StatementView:
+    rows: dict[tuple[str, ...], StatementRow] = {}
+    # Latest document first, so its value is the one kept when filings repeat a figure.
+    for fact in sorted(facts, key=lambda f: (-f.document_id, f.page or 0, f.id)):
+        qualified = any(axis == "column" for axis, _ in fact.dimensions)
+        if fact.label is None or fact.value is None or qualified:
+            continue
+        key = (*fact.parents, fact.label)
+        row = rows.setdefault(key, StatementRow(fact.label, list(fact.parents)))
+        row.cells.setdefault(period_key(fact), fact)
+    ordered = list(rows.values())  # as the latest filing prints them
+    periods = sorted({p for r in ordered for p in r.cells if p != "unknown"}, key=_sort_key)
+    return StatementView(company, statement, periods, ordered)

@@ -1,0 +1,128 @@
+"""Facts in the real embedded Postgres: written with their document, replaced and removed
+with it, read back as statements with provenance, and shown by `finrag facts`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from decimal import Decimal
+
+from finrag.db.documents import remove_document
+from finrag.embed import get_embedder
+from finrag.facts import model
+from finrag.facts.extract import table_facts
+from finrag.facts.periods import FiscalCalendar
+from finrag.facts.statements import statement_view
+from finrag.facts.store import count_facts, query_facts, write_facts
+from finrag.ingest.chunk import Chunk
+from tests.conftest import clean_env, run_finrag
+from tests.corpus import add_document
+from tests.test_facts_tables import APPLE_OPERATIONS
+
+
+def _store_apple(conn, settings, name: str = "AAPL_2024_10K.htm") -> tuple[int, int]:
+    """Apple's statement of operations as page 31's table chunk, with its facts."""
+    texts = ["Apple designs smartphones.", APPLE_OPERATIONS]
+    doc_id = add_document(
+        conn,
+        get_embedder(settings.embed),
+        name,
+        texts,
+        company="Apple Inc.",
+        year=2024,
+        kinds=["text", "table"],
+    )
+    chunks = [
+        Chunk(i, kind, i + 1, i + 1, [], text, text, 1)
+        for i, (kind, text) in enumerate(zip(["text", "table"], texts, strict=True))
+    ]
+    company_id = conn.execute(
+        "SELECT company_id FROM documents WHERE id = %s", (doc_id,)
+    ).fetchone()[0]
+    with conn.transaction():
+        write_facts(conn, doc_id, company_id, table_facts(chunks, FiscalCalendar(9)))
+    return doc_id, company_id
+
+
+def test_round_trip_with_provenance(store_and_settings) -> None:
+    store, settings = store_and_settings
+    with store.connect() as conn:
+        doc_id, company_id = _store_apple(conn, settings)
+        assert count_facts(conn, doc_id) == {"table": 24}  # 8 rows of numbers, 3 years
+        [sales] = query_facts(
+            conn, company_id=company_id, labels=["total net sales"], fiscal_year=2024
+        )
+        assert sales.value == Decimal("391035000000")
+        assert (sales.unit, sales.months, sales.instant) == ("USD", 12, False)
+        assert sales.period_end.isoformat() == "2024-09-28"
+        assert sales.statement == model.INCOME
+        assert (sales.page, sales.printed) == (2, "391,035")
+        chunk = conn.execute(
+            "SELECT content FROM chunks WHERE id = %s", (sales.chunk_id,)
+        ).fetchone()
+        assert "|Total net sales|391,035|" in chunk[0], "the fact points at the chunk printing it"
+
+
+def test_facts_go_with_their_document(store_and_settings) -> None:
+    store, settings = store_and_settings
+    with store.connect() as conn:
+        doc_id, _ = _store_apple(conn, settings)
+        # Ingested again (changed file): the document and its facts are replaced whole.
+        new_id, _ = _store_apple(conn, settings)
+        assert new_id != doc_id
+        assert (
+            conn.execute("SELECT count(*) FROM facts WHERE document_id = %s", (doc_id,)).fetchone()[
+                0
+            ]
+            == 0
+        )
+        assert count_facts(conn, new_id) == {"table": 24}  # 8 rows of numbers, 3 years
+        with conn.transaction():
+            remove_document(conn, new_id)
+        assert conn.execute("SELECT count(*) FROM facts").fetchone()[0] == 0
+
+
+def test_statement_view_periods_by_line_items(store_and_settings) -> None:
+    store, settings = store_and_settings
+    with store.connect() as conn:
+        _, company_id = _store_apple(conn, settings)
+        view = statement_view(conn, company_id, "Apple Inc.", model.INCOME)
+    assert view.periods == ["FY2024", "FY2023", "FY2022"]
+    names = [row.name for row in view.rows]
+    assert names[:3] == ["Products (Net sales)", "Services (Net sales)", "Total net sales"]
+    income = next(row for row in view.rows if row.label == "Net income")
+    assert income.cells["FY2022"].value == Decimal("99803000000")
+
+
+def test_facts_command_json_and_csv(store_and_settings) -> None:
+    store, settings = store_and_settings
+    with store.connect() as conn:
+        _store_apple(conn, settings)
+    env = clean_env(
+        FINRAG_DATABASE_URL=settings.database_url.get_secret_value(),
+        FINRAG_EMBED__BACKEND="hash",
+    )
+    shown = run_finrag("facts", "AAPL 2024", "--json", env=env)
+    assert shown.returncode == 2, "an unknown company is a usage error naming what is held"
+    assert "Apple Inc." in shown.stderr
+
+    shown = run_finrag("facts", "Apple", "--statement", "income", "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["periods"] == ["FY2024", "FY2023", "FY2022"]
+    row = next(r for r in data["rows"] if r["label"] == "Total net sales")
+    cell = row["values"]["FY2024"]
+    assert cell["value"] == "391035000000"
+    assert (cell["page"], cell["printed"], cell["unit"]) == (2, "391,035", "USD")
+    assert cell["document"].endswith("AAPL_2024_10K.htm")
+
+    shown = run_finrag("facts", "Apple", "--csv", "--year", "2023", env=env)
+    assert shown.returncode == 0, shown.stderr
+    rows = list(csv.DictReader(io.StringIO(shown.stdout)))
+    assert {r["period"] for r in rows} == {"FY2023"}
+    assert any(r["line_item"] == "Net income" and r["value"] == "96995000000" for r in rows)
+
+    shown = run_finrag("facts", "Apple", "--statement", "balance", env=env)
+    assert shown.returncode == 0
+    assert "no balance statement facts" in shown.stderr
