@@ -40,6 +40,7 @@ _SCALES = {
     "billions": 9,
 }
 _SCALE_WORD = r"(thousands?|millions?|billions?|000'?s|mm)"
+_OWN_SCALE = re.compile(r"\(\s*(?:in\s+|amounts\s+in\s+)?" + _SCALE_WORD + r"\s*\)\s*:?$", re.I)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,9 @@ class Units:
         kind = row_kind(label, parents)
         if percent or kind in ("per_share", "ratio"):
             return 0
+        own = own_scale(label, parents)
+        if own is not None:
+            return own
         if kind == "shares":
             return self.share_scale if self.share_scale is not None else self.scale
         return self.scale
@@ -103,13 +107,27 @@ class Units:
         return {"shares": "shares", "ratio": "pure"}.get(kind, self.currency)
 
 
+def own_scale(label: str, parents: Sequence[str] = ()) -> int | None:
+    """The scale a row or its heading states for itself, at its end: "Shares used in
+    calculation (000's)" in a table "in millions". None when neither states one."""
+    for text in (label, *reversed(parents)):
+        found = _OWN_SCALE.search(text.replace("’", "'"))
+        if found:
+            return _SCALES[found.group(1).lower().replace("'", "")]
+    return None
+
+
 def row_kind(label: str, parents: Sequence[str] = ()) -> str:
     """What a row counts: 'per_share', 'shares', 'ratio' or 'money'. A bare "Basic" or
     "Diluted" takes its meaning from the heading above it ("Earnings per share:")."""
+    if _SHARES_HEAD.search(label):
+        return "shares"  # "Shares used to compute basic net income per share"
     if _PER_SHARE.search(label):
         return "per_share"
     if _SHARES_ROW.search(label):
-        return "shares"
+        # "Outstanding shares — 477 and 484": the label gives the count, the cells the
+        # stock's dollar amount.
+        return "money" if _COUNT_IN_LABEL.search(label) else "shares"
     if _RATIO_ROW.search(label):
         return "ratio"
     for parent in reversed(parents):
@@ -129,6 +147,13 @@ _SHARES_ROW = re.compile(
 _SHARES_HEADING = re.compile(
     r"^(?:shares|weighted[- ]average|number\s+of\s+(?:common\s+)?shares)|shares\s+outstanding",
     re.I,
+)
+_SHARES_HEAD = re.compile(
+    r"^(?:(?:weighted[- ]average|average|number\s+of)\s+)*(?:(?:common|ordinary)\s+)?shares\b",
+    re.I,
+)
+_COUNT_IN_LABEL = re.compile(
+    r"\bshares\b\s*[—–:-]\s*(?:none\b|\d)|\d[\d,.]*\s+(?:and\s+[\d,.]+\s+)?shares\b", re.I
 )
 _RATIO_ROW = re.compile(r"\bratio\b|\btimes\b|\bmultiple\b", re.I)
 

@@ -240,9 +240,14 @@ def column_headings(
             rest = _PERIOD_PIECE.sub(" ", cell).strip(" ,:-|")
             if rest and _is_words(rest) and not _is_fragment(cell, row, j):
                 qualifiers[j].append(rest)
+    periods = {
+        j: parse_period(" ".join(pieces[j]), instant_default=instant_default) for j in value_columns
+    }
+    if not instant_default:
+        periods = _share_lone_span(periods)
     out: dict[int, tuple[Period, str | None]] = {}
     for j in value_columns:
-        period = parse_period(" ".join(pieces[j]), instant_default=instant_default)
+        period = periods[j]
         if not period.known:
             period = Period()
         elif period.months is None and period.end is not None:
@@ -250,6 +255,22 @@ def column_headings(
         qualifier = " ".join(qualifiers[j]) or None
         out[j] = (period, qualifier)
     return out
+
+
+def _share_lone_span(periods: dict[int, Period]) -> dict[int, Period]:
+    """A span printed once over dated columns ("Years Ended" above three year-end
+    dates) lands in one column's cells: the bare dates beside it share it. Two spans
+    ("Three Months Ended", "Six Months Ended") leave bare dates alone."""
+    spans = {p.months for p in periods.values() if p.months is not None}
+    if len(spans) != 1:
+        return periods
+    (months,) = spans
+    return {
+        j: replace(p, months=months)
+        if p.months is None and p.end is not None and not p.instant
+        else p
+        for j, p in periods.items()
+    }
 
 
 def _row_periods(row: Sequence[str], value_columns: Sequence[int]) -> dict[int, str]:
