@@ -255,8 +255,16 @@ def test_a_column_that_names_no_period_keeps_its_values_with_period_unknown() ->
         (["Condensed Consolidated Statements of Comprehensive Income"], [], model.COMPREHENSIVE),
         (["Consolidated Statements of Shareholders' Equity"], [], model.EQUITY),
         (["Note 13 - Segment Information"], [], model.SEGMENT),
-        ([], ["Cash at beginning", "Net cash provided by operating activities"], model.CASH_FLOW),
-        ([], ["Total assets"], model.BALANCE),
+        (
+            [],
+            ["Net cash provided by operating activities", "Net cash used in investing activities"],
+            model.CASH_FLOW,
+        ),
+        ([], ["Total current assets", "Total assets"], model.BALANCE),
+        ([], ["Revenue", "Operating income", "Net earnings"], model.INCOME),
+        # One statement row is not a statement: Best Buy's earnings-per-share note.
+        ([], ["Net earnings", "Weighted-average common shares outstanding"], model.OTHER_TABLE),
+        ([], ["Total assets"], model.OTHER_TABLE),
         (["Item 7 > Liquidity"], ["Maturities"], model.OTHER_TABLE),
         # 3M's MD&A free-cash-flow table repeats cash-flow rows: not the statement.
         (

@@ -76,11 +76,12 @@ def _table(view: StatementView) -> Table:
         title=f"{view.company}: {view.statement.replace('_', ' ')}",
         caption="USD and shares in millions; per-share amounts and percentages as printed",
     )
-    table.add_column("line item", overflow="fold")
+    table.add_column("line item", overflow="fold", min_width=24)
     for period in view.periods:
-        table.add_column(period, justify="right")
+        table.add_column(period, justify="right", no_wrap=True)
     for row in view.rows:
-        table.add_row(row.name, *(_show(row.cells.get(p)) for p in view.periods))
+        if any(p in row.cells for p in view.periods):
+            table.add_row(row.name, *(_show(row.cells.get(p)) for p in view.periods))
     return table
 
 

@@ -34,10 +34,14 @@ def period_key(fact: StoredFact) -> str:
     return "unknown"
 
 
-def _sort_key(key: str) -> tuple:
-    # Newest first: FY2024 before FY2023; quarters after their year's full-year column.
-    digits = "".join(ch for ch in key if ch.isdigit())
-    return (-int(digits[:4]) if digits else 0, key)
+_FLOWS = (model.INCOME, model.CASH_FLOW, model.COMPREHENSIVE)
+
+
+def _column_order(fact: StoredFact) -> tuple:
+    """Newest first; at one end date, the shortest period first (the quarter, then the
+    half, then the year); balances after flows."""
+    end = fact.period_end.toordinal() if fact.period_end else (fact.fiscal_year or 0) * 366
+    return (fact.instant, -end, fact.months or 0)
 
 
 @dataclass
@@ -121,5 +125,15 @@ def build_view(company: str, statement: str, facts: Sequence[StoredFact]) -> Sta
         row = rows.setdefault(key, StatementRow(fact.label, list(fact.parents)))
         row.cells.setdefault(period_key(fact), fact)
     ordered = list(rows.values())  # as the latest filing prints them
-    periods = sorted({p for r in ordered for p in r.cells if p != "unknown"}, key=_sort_key)
+    first: dict[str, StoredFact] = {}
+    for row in ordered:
+        for key, fact in row.cells.items():
+            first.setdefault(key, fact)
+    # A flow statement's columns are periods; its opening and closing balances (cash at
+    # the start of the year) stay in the rows' cells, for --json, but make no columns.
+    periods = [
+        key
+        for key, fact in sorted(first.items(), key=lambda item: _column_order(item[1]))
+        if key != "unknown" and not (statement in _FLOWS and fact.instant)
+    ]
     return StatementView(company, statement, periods, ordered)

@@ -73,12 +73,43 @@ _STATEMENT_TITLES = (
 )
 _MDA = re.compile(r"management['’]?s\s+discussion|\bitem\s+7\.?\s", re.I)
 _NOTE = re.compile(r"\bnote\s+\d+\b", re.I)  # a note's table is not the statement
+# Rows that mark a statement when its title is not at hand: the kind whose rows match
+# at least ``needed`` of its patterns (one "Net income" row alone is an EPS note too).
 _ROW_SIGNS = (
     # "Balance as of March 31, 2025" rows: a statement of equity, periods down the rows
-    (model.EQUITY, re.compile(r"^balances?,?\s+(?:as\s+of|at)\b", re.I)),
-    (model.CASH_FLOW, re.compile(r"net\s+cash\s+(?:provided|used)", re.I)),
-    (model.BALANCE, re.compile(r"^total\s+assets$|^total\s+liabilities\b", re.I)),
-    (model.INCOME, re.compile(r"^(?:net\s+(?:income|earnings)|operating\s+income)\b", re.I)),
+    (model.EQUITY, 1, [r"^balances?,?\s+(?:as\s+of|at)\b"]),
+    (
+        model.CASH_FLOW,
+        2,
+        [
+            r"net\s+cash\s+(?:provided|used|from)\b.*\boperating",
+            r"net\s+cash\s+(?:provided|used|from)\b.*\binvesting",
+            r"net\s+cash\s+(?:provided|used|from)\b.*\bfinancing",
+        ],
+    ),
+    (
+        model.BALANCE,
+        2,
+        [r"^total\s+assets$", r"^total\s+liabilities\b", r"^total\s+current\s+assets$"],
+    ),
+    (
+        model.INCOME,
+        2,
+        [
+            r"^(?:total\s+)?(?:net\s+)?(?:revenues?|sales)$",
+            r"^(?:gross\s+(?:profit|margin))$",
+            r"^operating\s+(?:income|loss|profit)",
+            r"^(?:income|earnings)\s+(?:\(loss\)\s+)?before\b",
+            r"^(?:provision\s+for\s+)?income\s+tax(?:es)?(?:\s+expense)?$",
+        ],
+    ),
+)
+# A subtotal of the whole statement closes any section row above it ("Other income
+# (expense):" does not head "Earnings before income taxes").
+_STATEMENT_SUBTOTAL = re.compile(
+    r"^(?:net\s+(?:income|earnings|loss)|(?:income|earnings|loss)\s+(?:\(loss\)\s+)?before"
+    r"|operating\s+(?:income|loss)|gross\s+(?:profit|margin)|total\s+(?:net\s+)?revenues?)",
+    re.I,
 )
 
 
@@ -111,8 +142,9 @@ def classify_statement(context_lines: Sequence[str], labels: Sequence[str]) -> s
     # activities" in a free-cash-flow table): those are not the statement.
     if any(_MDA.search(line) or _NOTE.search(line) for line in context_lines):
         return model.OTHER_TABLE
-    for kind, pattern in _ROW_SIGNS:
-        if any(pattern.search(label.strip()) for label in labels):
+    for kind, needed, patterns in _ROW_SIGNS:
+        hits = sum(any(re.search(p, label.strip(), re.I) for label in labels) for p in patterns)
+        if hits >= needed:
             return kind
     return model.OTHER_TABLE
 
@@ -175,6 +207,8 @@ def read_table_chunk(
             continue
         if not label:
             continue  # a total line without words: its meaning is the sum above it
+        if _STATEMENT_SUBTOTAL.match(label):
+            parents = []
         for j, number in numbers:
             period, qualifier = headings[j]
             period = _balance_row_period(label, calendar.resolve(period))
