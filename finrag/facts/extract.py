@@ -50,7 +50,8 @@ def document_facts(
     if not tagged:
         return tables
     tagged = [replace(f, chunk_ordinal=_chunk_on_page(chunks, f)) for f in tagged]
-    return [*name_concepts(tables, tagged), *tagged]
+    named, tagged = name_concepts(tables, tagged)
+    return [*named, *tagged]
 
 
 def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]:
@@ -123,20 +124,33 @@ def same_value(table: Fact, tag: Fact) -> bool:
     return table.value == tag.value
 
 
-def name_concepts(tables: Sequence[Fact], tagged: Sequence[Fact]) -> list[Fact]:
-    """Table facts with the concept of the tag printing the same number on their page."""
-    by_page: dict[int | None, list[Fact]] = defaultdict(list)
-    for tag in tagged:
+def name_concepts(tables: Sequence[Fact], tagged: Sequence[Fact]) -> tuple[list[Fact], list[Fact]]:
+    """Table facts with the concept of the tag printing the same number on their page,
+    and the tags with the statement kind (and label) of the table that prints them."""
+    by_page: dict[int | None, list[int]] = defaultdict(list)
+    for i, tag in enumerate(tagged):
         if not tag.dimensions:
-            by_page[tag.page].append(tag)
+            by_page[tag.page].append(i)
+    tags = list(tagged)
     named = []
     for fact in tables:
         match = next(
-            (t for t in by_page.get(fact.page, ()) if same_value(fact, t) and same_period(fact, t)),
+            (
+                i
+                for i in by_page.get(fact.page, ())
+                if same_value(fact, tagged[i]) and same_period(fact, tagged[i])
+            ),
             None,
         )
-        named.append(replace(fact, concept=match.concept) if match else fact)
-    return named
+        if match is None:
+            named.append(fact)
+            continue
+        named.append(replace(fact, concept=tagged[match].concept))
+        if tags[match].label is None:
+            tags[match] = replace(
+                tags[match], statement=fact.statement, label=fact.label, parents=fact.parents
+            )
+    return named, tags
 
 
 def _chunk_on_page(chunks: Sequence[Chunk], fact: Fact) -> int | None:
