@@ -24,6 +24,9 @@ from finrag.ingest.tables import find_units, parse_markdown_table, split_table
 CHUNKER_VERSION = 2
 
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*$")
+# Longer '#' lines are text: the heading pattern's lazy title retries its tail at every
+# character, which costs a long line's length squared.
+_HEADING_MAX_CHARS = 500
 _PART = re.compile(r"^PART\s+(I|II|III|IV)\b", re.I)
 _ITEM = re.compile(r"^ITEM\s+(\d{1,2}[A-C]?)\b\.?", re.I)
 _MAX_PATH_DEPTH = 4
@@ -83,7 +86,11 @@ def to_blocks(parsed: ParsedDocument) -> list[Block]:
             if all(ln.lstrip().startswith("|") for ln in lines) and len(lines) >= 2:
                 blocks.append(Block("table", text, page.number))
                 continue
-            if len(lines) == 1 and (m := _MD_HEADING.match(text)):
+            if (
+                len(lines) == 1
+                and len(text) <= _HEADING_MAX_CHARS
+                and (m := _MD_HEADING.match(text))
+            ):
                 title = re.sub(r"\s+", " ", m.group(2)).strip()
                 if title:
                     blocks.append(
@@ -239,27 +246,54 @@ class Chunker:
         return [_Unit(p, c - 2, block.page, paragraph) for p, c in zip(pieces, counts, strict=True)]
 
     def _words_within(self, text: str, budget: int) -> list[str]:
-        """Greedy runs of words under ``budget`` tokens: for clauses still too long."""
+        """Greedy runs of words under ``budget`` tokens: for clauses still too long.
+
+        Each word is counted once: the tokenizers split at spaces before anything else, so
+        a run's count is the sum of its words' (recounting every growing run cost the
+        clause's length squared). A word longer than ``budget`` is cut by characters.
+        """
         if self.count([text])[0] - 2 <= budget:
             return [text]
-        out, current = [], []
-        for word in text.split():
-            trial = " ".join([*current, word])
-            if current and self.count([trial])[0] - 2 > budget:
+        words = text.split()
+        out: list[str] = []
+        current: list[str] = []
+        used = 0
+        for word, tokens in zip(words, self.count(words), strict=True):
+            tokens -= 2
+            if current and used + tokens > budget:
                 out.append(" ".join(current))
-                current = [word]
-            else:
-                current.append(word)
+                current, used = [], 0
+            if tokens > budget:
+                out.extend(self._cut_word(word, budget))
+                continue
+            current.append(word)
+            used += tokens
         if current:
             out.append(" ".join(current))
         return out
+
+    def _cut_word(self, word: str, budget: int) -> list[str]:
+        """Pieces of one long 'word' (digits and commas, a URL) that each fit ``budget``."""
+        pieces = []
+        while word:
+            low, high = 1, len(word)
+            while low < high:  # the longest prefix that fits
+                mid = (low + high + 1) // 2
+                if self.count([word[:mid]])[0] - 2 <= budget:
+                    low = mid
+                else:
+                    high = mid - 1
+            pieces.append(word[:low])
+            word = word[low:]
+        return pieces
 
     def _emit_table(
         self, block: Block, before: list[Block], section: list[str], emit, stats: ChunkStats
     ) -> None:
         table = parse_markdown_table(block.text)
-        if table is None:  # malformed: keep it as text rather than lose it
-            emit("text", block.text, block.text, self.count([block.text])[0], [block.page], section)
+        if table is None:  # malformed: keep it as text rather than lose it, cut to fit
+            for piece in self._words_within(block.text, self.max_tokens - 2):
+                emit("text", piece, piece, self.count([piece])[0], [block.page], section)
             return
         titles = [
             b.text

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -23,6 +24,8 @@ from finrag.db import Store
 from finrag.db.companies import resolve_company
 from finrag.db.documents import find_duplicate, find_state, write_document
 from finrag.embed import Embedder, get_embedder
+from finrag.facts.extract import FACTS_VERSION
+from finrag.facts.store import write_facts
 from finrag.ingest.chunk import CHUNKER_VERSION
 from finrag.ingest.discover import SourceFile, discover
 from finrag.ingest.parse import PARSER_VERSION, parser_for
@@ -56,6 +59,7 @@ class FileResult:
     pages: int = 0
     chunks: int = 0
     tables: int = 0
+    facts: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
     clause_splits: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
@@ -118,6 +122,7 @@ def pipeline_hash(settings: Settings, embedder: Embedder) -> str:
         "min_tokens": settings.ingest.min_tokens,
         "overlap_tokens": settings.ingest.overlap_tokens,
         "embedder": embedder.spec.model_id,
+        "facts_version": FACTS_VERSION,
     }
     return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -153,7 +158,7 @@ def ingest(
     results = [FileResult(str(s.path), SKIPPED, s.reason) for s in skipped]
     for r in results:
         notify(IngestEvent("file", result=r))
-    stage = {"hash": 0.0, "parse": 0.0, "chunk": 0.0, "embed": 0.0, "store": 0.0}
+    stage = {"hash": 0.0, "parse": 0.0, "chunk": 0.0, "facts": 0.0, "embed": 0.0, "store": 0.0}
 
     todo: list[tuple[SourceFile, str]] = []
     with store.connect() as conn:
@@ -225,7 +230,11 @@ def _prepared(jobs: list[PrepareJob], workers: int) -> Iterator[tuple[Prepared, 
             yield prepare(job), False
         return
     context = multiprocessing.get_context("spawn")  # no fork of a process holding torch/psycopg
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=worker_init) as pool:
+    # Workers end when this process does, even by SIGKILL (worker_init). The kernel ties
+    # that to the thread that started them: the one calling this, which outlives the pool.
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=worker_init, initargs=(os.getpid(),)
+    ) as pool:
         pending: deque[Future[Prepared]] = deque()
         queue = iter(jobs)
         try:
@@ -260,6 +269,7 @@ def _store_one(
     )
     stage["parse"] += prepared.timings.get("parse", 0.0)
     stage["chunk"] += prepared.timings.get("chunk", 0.0)
+    stage["facts"] += prepared.timings.get("facts", 0.0)
     if prepared.error is not None:
         return result
     meta, chunks, stats = prepared.metadata, prepared.chunks, prepared.stats
@@ -287,6 +297,7 @@ def _store_one(
                 chunks=chunks,
                 vectors=vectors,
             )
+            result.facts = write_facts(conn, result.document_id, company_id, prepared.facts)
         result.timings["store"] = time.perf_counter() - t0
     except Exception as exc:  # the transaction rolled back: nothing of this file remains
         result.reason = f"could not store: {type(exc).__name__}: {exc}"

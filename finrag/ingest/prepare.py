@@ -6,8 +6,12 @@ another process while the main one embeds and stores the previous document.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import signal
+import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -16,10 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from finrag.errors import DocumentParseError, FinragError
+from finrag.facts.extract import document_facts
+from finrag.facts.model import Fact
 from finrag.files import open_private, private_dir
 from finrag.ingest.chunk import Chunk, Chunker, ChunkStats
 from finrag.ingest.metadata import DocumentMetadata, resolve_metadata
-from finrag.ingest.parse import PARSER_VERSION, Page, ParsedDocument, parser_for
+from finrag.ingest.parse import (
+    PARSER_VERSION,
+    Page,
+    ParsedDocument,
+    bound_paragraphs,
+    parser_for,
+)
 
 
 @dataclass
@@ -45,6 +57,7 @@ class Prepared:
     metadata: DocumentMetadata | None = None
     chunks: list[Chunk] = field(default_factory=list)
     stats: ChunkStats | None = None
+    facts: list[Fact] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     cached: bool = False
     warnings: list[str] = field(default_factory=list)
@@ -115,6 +128,8 @@ def prepare(job: PrepareJob) -> Prepared:
             if not any(p.markdown.strip() for p in parsed.pages):
                 raise DocumentParseError("the parser found no text")
             _store_cached(cache, parsed)
+        for page in parsed.pages:  # after the cache: what it holds stays as the parser wrote it
+            page.markdown = bound_paragraphs(page.markdown)
         result.parser, result.pages = parsed.parser, len(parsed.pages)
         result.warnings = list(parsed.warnings)
         result.timings["parse"] = time.perf_counter() - started
@@ -132,6 +147,20 @@ def prepare(job: PrepareJob) -> Prepared:
         if not result.chunks:
             raise DocumentParseError("no text left after removing boilerplate")
         result.timings["chunk"] = time.perf_counter() - started
+
+        started = time.perf_counter()
+        meta = result.metadata
+        try:
+            result.facts = document_facts(
+                job.path,
+                job.kind,
+                result.chunks,
+                period_end=meta.period_end if isinstance(meta.period_end, date) else None,
+                fiscal_quarter=meta.fiscal_quarter,
+            )
+        except FinragError as exc:  # the text is still worth having without its numbers
+            result.warnings.append(f"no facts read: {exc.message}")
+        result.timings["facts"] = time.perf_counter() - started
     except FinragError as exc:
         result.error, result.hint = exc.message, exc.hint
     except Exception as exc:  # one odd file must not stop the others
@@ -152,8 +181,37 @@ def metadata_fields(meta: DocumentMetadata) -> dict[str, Any]:
     }
 
 
-def worker_init() -> None:
+def worker_init(parent_pid: int | None = None) -> None:
     """Each parser process: one thread for the numeric libraries, so two processes do not
-    fight over two cores with spinning thread pools."""
+    fight over two cores with spinning thread pools; and an end when ``parent_pid`` ends."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
+    if parent_pid is not None:
+        _die_with_parent(parent_pid)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """A parent killed with SIGKILL runs no cleanup: its workers would wait on their task
+    queue forever, holding their memory and the resource tracker's pipe (which keeps that
+    process alive too). Linux kills them with it; elsewhere a thread watches."""
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+    # The parent may have died before the line above: then this process was reparented.
+    if os.getppid() != parent_pid:
+        os._exit(1)
+    if not armed:
+        threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True).start()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    while os.getppid() == parent_pid:
+        time.sleep(1.0)
+    os._exit(1)

@@ -14,13 +14,17 @@ from dataclasses import dataclass
 _SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _NUMBER = re.compile(r"[\d]")
 _PAIRED_HEADER_WORDS = 3
-_TIGHTEN = re.compile(r"(?<=[($])\s+|\s+(?=[)%])")  # "$ 8,890" -> "$8,890"
+# "$ 8,890" -> "$8,890". A run of spaces is tried from its start only: tried from each of
+# its spaces, a long run cost its length squared.
+_TIGHTEN = re.compile(r"(?<=[($])\s+|(?<!\s)\s+(?=[)%])")
 _DATE_CELL = re.compile(
     r"^((FY\s?)?(19|20)\d\d|Q[1-4]( (19|20)\d\d)?|[A-Z][a-z]{2,8}\.? \d{1,2},? (19|20)\d\d)$"
 )
 _DATE_WORD = re.compile(r"^(\d|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|q[1-4]|fy)", re.I)
+# At most four words before the unit ("dollars in", "amounts in", "shares in"): an
+# unbounded repeat backtracked through every word of a long "in in in ..." run.
 _UNITS = re.compile(
-    r"\(?\b(?:(?:dollars|amounts|\$|shares|in)\s+)*(?:in\s+)?"
+    r"\(?\b(?:(?:dollars|amounts|\$|shares|in)\s+){0,4}"
     r"(millions|thousands|billions)(?:[^)\n]{0,60})\)?",
     re.I,
 )

@@ -14,6 +14,11 @@ from finrag.errors import DocumentParseError, UsageError
 
 PARSER_VERSION = 1  # bump when any parser's output changes: invalidates the Markdown cache
 
+# Past this many characters a line or paragraph is cut into paragraphs (at a sentence end
+# where there is one): every pattern and the sentence splitter downstream then sees
+# bounded input. The longest paragraph in six EDGAR 10-K/10-Qs runs 3,515 characters.
+MAX_PARAGRAPH_CHARS = 8_000
+
 
 @dataclass
 class Page:
@@ -65,3 +70,101 @@ def parser_for(path: Path, kind: str, preferred: str = "auto") -> Parser:
 
         return LlamaParseParser()
     raise UsageError(f"unknown parser {preferred!r}", hint="use pymupdf, marker or llamaparse")
+
+
+# C0 controls other than tab, newline, carriage return and form feed, and DEL: text has
+# almost none, random or compressed bytes about one in nine.
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in b"\t\n\r\f") + b"\x7f"
+_MAX_CONTROL_SHARE = 0.01
+# English filings in Latin-1 or cp1252 have a few accented letters that are not UTF-8;
+# binary data has about half its bytes undecodable.
+_MAX_UNDECODABLE_SHARE = 0.2
+_WRONG_TYPE_HINT = "finrag reads PDF, HTML, Markdown and plain text: is the extension right?"
+
+
+def decode_text(raw: bytes, suffix: str) -> str:
+    """The text of a file that claims to be HTML, Markdown or text; DocumentParseError
+    when its bytes say it is something else."""
+    if raw.startswith(b"%PDF-"):
+        raise DocumentParseError(
+            f"this is a PDF with a {suffix} extension", hint="rename it to .pdf"
+        )
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with its byte order mark
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise DocumentParseError(
+                f"binary content: not valid UTF-16 at byte {exc.start}", hint=_WRONG_TYPE_HINT
+            ) from None
+    if (nul := raw.find(b"\x00")) >= 0:
+        raise DocumentParseError(
+            f"binary content: a NUL byte at offset {nul}", hint=_WRONG_TYPE_HINT
+        )
+    controls = len(raw) - len(raw.translate(None, _CONTROL_BYTES))
+    if controls > _MAX_CONTROL_SHARE * len(raw):
+        raise DocumentParseError(
+            f"binary content: {controls / len(raw):.0%} of its bytes are control characters",
+            hint=_WRONG_TYPE_HINT,
+        )
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    undecodable = raw.decode("utf-8", errors="replace").count("\ufffd")
+    if undecodable > _MAX_UNDECODABLE_SHARE * len(raw):
+        raise DocumentParseError(
+            f"binary content: {undecodable / len(raw):.0%} of its bytes are not text",
+            hint=_WRONG_TYPE_HINT,
+        )
+    return raw.decode("cp1252", errors="replace")
+
+
+def bound_paragraphs(markdown: str, limit: int = MAX_PARAGRAPH_CHARS) -> str:
+    """``markdown`` with every line and paragraph longer than ``limit`` characters cut into
+    paragraphs of at most ``limit``; the rows of a table are never parted."""
+    if len(markdown) <= limit:
+        return markdown
+    out: list[str] = []
+    run = 0  # characters in the paragraph being written
+    previous_row = False
+    for line in markdown.split("\n"):
+        row = line.lstrip().startswith("|")
+        if not line.strip():
+            run = 0
+        elif len(line) > limit:
+            if run:
+                out.append("")
+            out.append("\n\n".join(_cut_line(line, limit)))
+            run, previous_row = limit + 1, False  # what follows starts a paragraph
+            continue
+        elif run and run + len(line) > limit and not (row and previous_row):
+            out.append("")
+            run = 0
+        run += len(line) + 1 if line.strip() else 0
+        out.append(line)
+        previous_row = row
+    return "\n".join(out)
+
+
+_SENTENCE_ENDS = (". ", "? ", "! ", '." ', ".) ")
+
+
+def _cut_line(line: str, limit: int) -> list[str]:
+    """Pieces of at most ``limit`` characters, each ending where a sentence does if one
+    ends in its second half, else at a space, else anywhere."""
+    pieces: list[str] = []
+    start = 0
+    while len(line) - start > limit:
+        end = start + limit
+        cut = -1
+        for mark in _SENTENCE_ENDS:
+            if (at := line.rfind(mark, start, end)) >= 0:
+                cut = max(cut, at + len(mark) - 1)  # the space stays with the next piece
+        if cut - start < limit // 2:
+            cut = max(line.rfind(" ", start, end), line.rfind("\t", start, end))
+        if cut - start < limit // 2:
+            cut = end
+        pieces.append(line[start:cut])
+        start = cut
+    pieces.append(line[start:])
+    return [p for p in (piece.strip() for piece in pieces) if p]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from finrag.errors import DocumentParseError
-from finrag.ingest.parse import Page, ParsedDocument
+from finrag.ingest.parse import Page, ParsedDocument, decode_text
 from finrag.ingest.tables import is_header_row, tighten
 
 _BLOCK_TAGS = {
@@ -51,6 +51,11 @@ _PART = re.compile(r"^PART\s+(I|II|III|IV)\b\.?", re.I)
 _ITEM = re.compile(r"^ITEM\s+(\d{1,2}[A-C]?)\s*[.:\-\u2014\u2013]?\s*", re.I)
 _NUMERIC = re.compile(r"^[\(\-\u2014\u2013$€£¥]*\s*\d[\d,.]*\s*[\)%]*$|^[\u2014\u2013\-]$")
 _WS = re.compile(r"[ \t\r\n\u00a0\u2009\u200b]+")
+# Any of these tags makes a file HTML; lxml would wrap plain text in a body of its own.
+_MARKUP = re.compile(
+    r"<\s*(?:!doctype\s+html|html|head|body|div|p|span|table|font|br|center|pre|h[1-6]|ix:\w+)\b",
+    re.I,
+)
 _PAGE_BREAK = object()
 _LEADING_SYMBOLS = ("$", "(", "$(", "$ (", "€", "£")
 _TRAILING_SYMBOLS = (")", "%", ")%", "%)")
@@ -73,6 +78,11 @@ class EdgarHtmlParser:
         raw = path.read_bytes()
         if not raw.strip():
             raise DocumentParseError("the file is empty")
+        if not _MARKUP.search(decode_text(raw, path.suffix)):
+            raise DocumentParseError(
+                "no HTML markup: this is not an HTML filing",
+                hint="if it is plain text, rename it to .txt",
+            )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
             soup = BeautifulSoup(raw, "lxml")

@@ -5,24 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from finrag.errors import DocumentParseError
-from finrag.ingest.parse import Page, ParsedDocument
+from finrag.ingest.parse import Page, ParsedDocument, decode_text
 
 
 class TextParser:
     name = "text"
 
     def parse(self, path: Path) -> ParsedDocument:
-        raw = path.read_bytes()
-        if raw.startswith(b"%PDF-"):
-            raise DocumentParseError(
-                f"this is a PDF with a {path.suffix} extension", hint="rename it to .pdf"
-            )
-        if b"\x00" in raw[:4096]:
-            raise DocumentParseError("binary content in a text file (wrong extension?)")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = raw.decode("latin-1")
+        text = decode_text(path.read_bytes(), path.suffix)
+        # Old Mac and Windows line ends: paragraphs are found at blank lines of "\n".
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
         parts = text.split("\f")
         pages = [Page(i + 1, part.strip()) for i, part in enumerate(parts)]
         if not any(p.markdown for p in pages):
