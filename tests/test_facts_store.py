@@ -126,3 +126,46 @@ def test_facts_command_json_and_csv(store_and_settings) -> None:
     shown = run_finrag("facts", "Apple", "--statement", "balance", env=env)
     assert shown.returncode == 0
     assert "no balance statement facts" in shown.stderr
+
+
+def test_a_line_item_through_the_metric_dictionary(store_and_settings) -> None:
+    from finrag.facts.dictionary import metric
+    from finrag.facts.lookup import metric_values
+
+    store, settings = store_and_settings
+    with store.connect() as conn:
+        _, company_id = _store_apple(conn, settings)
+        revenue = metric_values(conn, company_id, metric("revenue"))
+        eps = metric_values(conn, company_id, metric("EPS diluted"), fiscal_year=2023)
+    assert [(v.period, v.value) for v in revenue] == [
+        ("FY2024", Decimal("391035000000")),
+        ("FY2023", Decimal("383285000000")),
+        ("FY2022", Decimal("394328000000")),
+    ]
+    assert revenue[0].fact.label == "Total net sales", "the total, not the Products row"
+    assert [(v.period, v.value, v.fact.unit) for v in eps] == [
+        ("FY2023", Decimal("6.13"), "USD/shares")
+    ]
+
+
+def test_facts_command_metric(store_and_settings) -> None:
+    store, settings = store_and_settings
+    with store.connect() as conn:
+        _store_apple(conn, settings)
+    env = clean_env(
+        FINRAG_DATABASE_URL=settings.database_url.get_secret_value(), FINRAG_EMBED__BACKEND="hash"
+    )
+    shown = run_finrag("facts", "Apple", "--metric", "net income", "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["metric"] == "net_income"
+    first = data["values"][0]
+    assert (first["period"], first["value"], first["page"], first["printed"]) == (
+        "FY2024",
+        "93736000000",
+        2,
+        "$93,736",
+    )
+    wrong = run_finrag("facts", "Apple", "--metric", "revnue", env=env)
+    assert wrong.returncode == 2
+    assert "revenue" in wrong.stderr, "an unknown metric suggests close matches"

@@ -16,6 +16,8 @@ from finrag.cli.state import app_state
 from finrag.db import open_store
 from finrag.db.companies import lookup_company
 from finrag.errors import UsageError
+from finrag.facts.dictionary import metric
+from finrag.facts.lookup import metric_values
 from finrag.facts.statements import STATEMENT_NAMES, StatementView, statement_view
 
 
@@ -34,12 +36,22 @@ def facts_command(
     quarter: Annotated[
         int | None, typer.Option("--quarter", min=1, max=4, help="Fiscal quarter.")
     ] = None,
+    metric_name: Annotated[
+        str | None,
+        typer.Option(
+            "--metric",
+            help="One line item by period (capex, revenue, net_income, eps_diluted, ...), "
+            "through the metric dictionary.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON with provenance.")] = False,
     as_csv: Annotated[
         bool, typer.Option("--csv", help="Print CSV: one fact a row, with provenance.")
     ] = False,
 ) -> None:
-    """A company's statement as line items by period, each value traceable to its page."""
+    """A company's statement as line items by period, or one line item (--metric), each
+    value traceable to its document and page."""
+    chosen = metric(metric_name) if metric_name else None  # unknown names: close matches
     if statement not in STATEMENT_NAMES:
         raise UsageError(
             f"unknown statement {statement!r}", hint=f"one of: {', '.join(STATEMENT_NAMES)}"
@@ -53,6 +65,12 @@ def facts_command(
                 hint=f"the store holds: {', '.join(held) or 'nothing yet'}",
             )
         company_id, name, _ = found
+        if chosen is not None:
+            values = metric_values(
+                conn, company_id, chosen, fiscal_year=year, fiscal_quarter=quarter
+            )
+            _show_metric(name, chosen, values, as_json=as_json, as_csv=as_csv)
+            return
         view = statement_view(
             conn,
             company_id,
@@ -69,6 +87,45 @@ def facts_command(
         err.print(f"no {statement} statement facts for {name}" + (f" in FY{year}" if year else ""))
     else:
         out.print(_table(view))
+
+
+def _show_metric(company: str, chosen, values, *, as_json: bool, as_csv: bool) -> None:
+    if as_json:
+        print_json(
+            {
+                "company": company,
+                "metric": chosen.name,
+                "display": chosen.display,
+                "values": [v.as_dict() for v in values],
+            }
+        )
+        return
+    if as_csv:
+        rows = [v.as_dict() for v in values]
+        writer = csv.DictWriter(
+            sys.stdout, fieldnames=["company", *(rows[0] if rows else ["metric", "period"])]
+        )
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({"company": company, **row})
+        return
+    if not values:
+        err.print(f"no {chosen.display.lower()} for {company} in the store's facts")
+        return
+    table = Table(title=f"{company}: {chosen.display}")
+    for column in ("period", "value", "unit", "from", "printed as"):
+        table.add_column(column, justify="right" if column == "value" else "left")
+    for v in values:
+        fact = v.fact
+        where = f"{Path(fact.document).name} p.{fact.page} ({fact.statement.replace('_', ' ')})"
+        table.add_row(
+            v.period,
+            f"{v.value:,}",
+            fact.unit or "",
+            where,
+            f"{fact.label or fact.concept}: {fact.printed}",
+        )
+    out.print(table)
 
 
 def _table(view: StatementView) -> Table:
