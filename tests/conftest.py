@@ -71,6 +71,18 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         EmbeddedServer(path).delete_cluster()
 
 
+@pytest.fixture
+def store(home: Path):
+    """(settings, store) on a fresh embedded home; ingest parses in-process (no workers)."""
+    from finrag.config import load_settings
+    from finrag.db import open_store
+
+    settings = load_settings(ingest={"workers": 0})
+    opened = open_store(settings)
+    yield settings, opened
+    opened.close()
+
+
 @pytest.fixture(scope="session")
 def shared_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
     """One real embedded server for tests that only need *a* database."""

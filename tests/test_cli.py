@@ -39,6 +39,7 @@ def test_help_lists_only_working_commands() -> None:
         "docs",
         "doctor",
         "eval",
+        "facts",
         "ingest",
         "search",
         "sessions",

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from finrag.config import load_settings
-from finrag.db import open_store
 from finrag.db.documents import remove_document
 from finrag.facts import model
 from finrag.facts.store import count_facts, query_facts
@@ -19,14 +17,6 @@ from tests.conftest import SHARED
 from tests.test_facts_tables import APPLE_OPERATIONS
 
 EDGAR = SHARED / "edgar-html"
-
-
-@pytest.fixture
-def store(home: Path):
-    settings = load_settings(ingest={"workers": 0})
-    opened = open_store(settings)
-    yield settings, opened
-    opened.close()
 
 
 def _filing(folder: Path) -> Path:

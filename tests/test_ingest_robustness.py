@@ -16,8 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from finrag.config import EmbedSettings, load_settings
-from finrag.db import open_store
+from finrag.config import EmbedSettings
 from finrag.embed import get_embedder
 from finrag.errors import ExitCode
 from finrag.ingest.chunk import Chunker
@@ -31,14 +30,6 @@ from tests.conftest import REPO, run_finrag
 
 SAMPLE = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
 MEMO = "# Memo\n\nACME's guidance for 2024 is unchanged. Revenue grew in every region.\n"
-
-
-@pytest.fixture
-def store(home: Path):
-    settings = load_settings(ingest={"workers": 0})
-    opened = open_store(settings)
-    yield settings, opened
-    opened.close()
 
 
 def garbage(size: int = 64 * 1024, seed: int = 12) -> bytes:
