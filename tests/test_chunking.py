@@ -13,7 +13,8 @@ from finrag.ingest.chunk import Chunker
 from finrag.ingest.parse import Page, ParsedDocument
 from finrag.ingest.parse.html import EdgarHtmlParser
 from finrag.ingest.sentences import split_sentences
-from finrag.ingest.tables import parse_markdown_table, promote_header_rows, split_table
+from finrag.ingest.tables import split_table
+from finrag.tables import parse_markdown_table, promote_header_rows
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from finrag.answer.citations import attach_citations, check_numbers, map_citations
 from finrag.answer.extraction import Fact, check_facts
-from finrag.ingest.tables import table_in_words
 from finrag.retrieve.context import ContextChunk
+from finrag.tables import table_in_words
 from tests.corpus import make_hit
 
 CASH_FLOW = """PART II > Item 8. > Consolidated Statement of Cash Flows

@@ -25,7 +25,8 @@ from finrag.ingest.metadata import from_content
 from finrag.ingest.parse import MAX_PARAGRAPH_CHARS, Page, ParsedDocument, bound_paragraphs
 from finrag.ingest.pipeline import ingest
 from finrag.ingest.sentences import split_sentences
-from finrag.ingest.tables import find_units, tighten
+from finrag.ingest.tables import find_units
+from finrag.tables import tighten
 from tests.conftest import REPO, run_finrag
 
 SAMPLE = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"

@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass
 from finrag.answer.extraction import CalculationOutcome, CheckedFact
 from finrag.answer.numbers import Amount, found_in, material, parse_amounts
 from finrag.ingest.sentences import split_sentences
-from finrag.ingest.tables import table_in_words
 from finrag.retrieve.context import ContextChunk
+from finrag.tables import table_in_words
 from finrag.text import clip
 
 MARK = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")

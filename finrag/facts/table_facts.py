@@ -17,7 +17,7 @@ from finrag.facts import model
 from finrag.facts.cells import Units, parse_cell, read_units
 from finrag.facts.model import Fact
 from finrag.facts.periods import FiscalCalendar, Period, parse_period
-from finrag.ingest.tables import parse_markdown_table
+from finrag.tables import parse_markdown_table
 
 # Pieces of a period in a header, in the order they are read off a joined header row.
 _PERIOD_PIECE = re.compile(

@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from finrag.ingest.tables import parse_markdown_table
+from finrag.tables import parse_markdown_table
 
 if TYPE_CHECKING:
     from finrag.ingest.chunk import Block

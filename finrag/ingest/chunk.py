@@ -17,7 +17,8 @@ from finrag.ingest.boilerplate import remove_boilerplate
 from finrag.ingest.injection import instruction_like
 from finrag.ingest.parse import ParsedDocument
 from finrag.ingest.sentences import split_clauses, split_sentences
-from finrag.ingest.tables import find_units, parse_markdown_table, split_table
+from finrag.ingest.tables import find_units, split_table
+from finrag.tables import parse_markdown_table
 
 # 2: chunks carry the instruction-like flag; documents chunked by 1 read as stale, and
 # `finrag ingest --rebuild` flags them.

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from finrag.ingest.tables import table_in_words
 from finrag.retrieve.hybrid import Hit
+from finrag.tables import table_in_words
 
 T = TypeVar("T")
 

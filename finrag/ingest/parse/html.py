@@ -16,7 +16,7 @@ from pathlib import Path
 
 from finrag.errors import DocumentParseError
 from finrag.ingest.parse import Page, ParsedDocument, decode_text
-from finrag.ingest.tables import is_header_row, tighten
+from finrag.tables import is_header_row, tighten
 
 _BLOCK_TAGS = {
     "p",
