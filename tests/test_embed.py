@@ -8,7 +8,7 @@ import numpy as np
 
 from finrag.config import EmbedSettings
 from finrag.embed import HashEmbedder, SentenceTransformerEmbedder, get_embedder
-from finrag.embed_onnx import OnnxEmbedder
+from finrag.embed.onnx import OnnxEmbedder
 
 TEXTS = [
     "Net cash provided by operating activities was $6,439 million in 2018.",

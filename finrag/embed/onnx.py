@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from finrag.embed import SentenceTransformerEmbedder
+from finrag.embed.local_model import SentenceTransformerEmbedder
 from finrag.errors import ModelNotAvailable
 from finrag.files import FILE_MODE, private_dir
 
