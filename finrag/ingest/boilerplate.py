@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from finrag.tables import parse_markdown_table
 
 if TYPE_CHECKING:
-    from finrag.ingest.chunk import Block
+    from finrag.ingest.blocks import Block
 
 _PAGE_NUMBER = re.compile(
     r"^(page\s+)?[-–—]?\s*(\d{1,4}|[ivxlc]{1,6})\s*[-–—]?$|^page \d+ of \d+$", re.I
