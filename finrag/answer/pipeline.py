@@ -31,6 +31,7 @@ from finrag.answer.extraction import (
     longest_json,
     run_calculations,
 )
+from finrag.answer.facts_route import answer_from_facts, metric_question
 from finrag.config import Settings
 from finrag.db import Store
 from finrag.db.documents import CompanyCoverage, describe_coverage, store_coverage
@@ -53,9 +54,12 @@ class Answer:
     answer: str
     refused: bool = False
     refusal: str | None = None  # why, when refused: "unknown-company", "not-relevant", ...
+    route: str = "text"  # "facts": one stored line item answered it, no model
     citations: list[Citation] = field(default_factory=list)
     calculations: list[CalculationOutcome] = field(default_factory=list)
     facts: list[CheckedFact] = field(default_factory=list)
+    # The facts store's values a facts-route answer states, with provenance (fact id...).
+    fact_values: list[dict[str, Any]] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # what could not be verified
     # Numbers in no cited excerpt and no calculation result: {number, sentence, reason}.
     unverified_numbers: list[dict[str, str]] = field(default_factory=list)
@@ -161,6 +165,10 @@ class Asker:
             answer.refused, answer.refusal, answer.answer = True, refusal[0], refusal[1]
             answer.timings["total"] = _since(started)
             return answer
+        if facts := self._from_facts(question, found, answer.retrieval):
+            facts.retrieval = answer.retrieval
+            facts.timings["total"] = _since(started)
+            return facts
 
         context = build_context(found.hits)
         answer.chunks = context
@@ -262,6 +270,37 @@ class Asker:
             answer.flags.append("the answer cites no source")
         answer.timings["total"] = _since(started)
         return answer
+
+    def _from_facts(
+        self, question: str, found: SearchResult, trace: dict[str, Any]
+    ) -> Answer | None:
+        """The facts route's answer, or None; ``trace`` records which route and why."""
+        f = found.filters
+        metric = metric_question(question)
+        if len(f.companies) != 1 or f.unknown_companies:
+            reason = "the question does not name exactly one company in the store"
+        elif len(f.years) != 1:
+            reason = "the question does not name exactly one fiscal year"
+        elif metric is None:
+            reason = "the question asks no single reported line item (or a computation)"
+        else:
+            t0 = time.perf_counter()
+            (company,) = f.companies
+            with self.store.connect() as conn:
+                answer = answer_from_facts(
+                    conn, question, metric, company.id, company.name, f.years[0], f.quarter
+                )
+                conn.rollback()
+            trace["facts_lookup_s"] = _since(t0)
+            period = f"FY{f.years[0]}" + (f" Q{f.quarter}" if f.quarter else "")
+            if answer is not None:
+                trace["route"] = "facts"
+                trace["route_reason"] = f"{metric.name} of {company.name} for {period}: one value"
+                answer.timings["facts"] = trace["facts_lookup_s"]
+                return answer
+            reason = f"the facts store holds no single {metric.name} for {period}"
+        trace["route"], trace["route_reason"] = "text", reason
+        return None
 
     def _refusal(self, found: SearchResult, coverage) -> tuple[str, str] | None:
         unknown = found.filters.unknown_companies

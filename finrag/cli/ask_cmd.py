@@ -115,7 +115,9 @@ def print_sources(answer: Answer) -> None:
     print_calculations(answer.calculations)
     for flag in answer.flags:
         err.print(Text(f"check: {flag}", style="yellow"))
-    if answer.backend:
+    if answer.route == "facts":
+        err.print(Text(f"facts store · {answer.timings.get('total', 0):.1f} s", style="dim"))
+    elif answer.backend:
         tokens = answer.tokens
         err.print(
             Text(
