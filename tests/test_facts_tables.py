@@ -276,3 +276,20 @@ def test_a_column_that_names_no_period_keeps_its_values_with_period_unknown() ->
 )
 def test_statement_kinds(lines: list[str], labels: list[str], kind: str) -> None:
     assert classify_statement(lines, labels) == kind
+
+
+def test_the_parts_of_a_cut_statement_keep_its_kind() -> None:
+    from finrag.facts.extract import table_facts
+    from finrag.ingest.chunk import Chunk
+
+    head = "|(in millions)|June 30, 2025|December 31, 2024|\n|---|---|---|\n"
+    first = head + "|Total current assets|61,133|58,360|\n|Total assets|$128,567|$122,070|\n"
+    # The liabilities half, cut from it under the same header: one statement row alone.
+    second = head + "|Accounts payable|12,000|11,000|\n|Total liabilities|$48,000|$48,390|\n"
+    chunks = [Chunk(i, "table", 4, 4, [], text, text, 1) for i, text in enumerate([first, second])]
+    facts = table_facts(chunks, FiscalCalendar(12))
+    assert {f.statement for f in facts} == {model.BALANCE}
+    payable = next(
+        f for f in facts if f.label == "Accounts payable" and f.period.fiscal_year == 2025
+    )
+    assert (payable.value, payable.period.instant) == (Decimal("12000000000"), True)

@@ -60,6 +60,7 @@ def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]
     facts: list[Fact] = []
     previous: Chunk | None = None
     open_sections: list[str] = []
+    statement: str | None = None
     default_units = document_units(chunks)
     for chunk in chunks:
         if chunk.kind != "table":
@@ -73,8 +74,10 @@ def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]
             calendar=calendar,
             continued=open_sections if continues else None,
             default_units=default_units,
+            continued_statement=statement if continues else None,
         )
         facts += found
+        statement = found[0].statement if found else statement
         previous = chunk
     return facts
 

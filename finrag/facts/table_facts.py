@@ -108,7 +108,8 @@ _ROW_SIGNS = (
 # (expense):" does not head "Earnings before income taxes").
 _STATEMENT_SUBTOTAL = re.compile(
     r"^(?:net\s+(?:income|earnings|loss)|(?:income|earnings|loss)\s+(?:\(loss\)\s+)?before"
-    r"|operating\s+(?:income|loss)|gross\s+(?:profit|margin)|total\s+(?:net\s+)?revenues?)",
+    r"|operating\s+(?:income|loss)|gross\s+(?:profit|margin)|total\s+(?:net\s+)?revenues?"
+    r"|net\s+cash\s+(?:provided|used|from))",
     re.I,
 )
 
@@ -168,6 +169,7 @@ def read_table_chunk(
     calendar: FiscalCalendar,
     continued: Sequence[str] | None = None,
     default_units: Units | None = None,
+    continued_statement: str | None = None,
 ) -> tuple[list[Fact], list[str]]:
     """The facts of a table chunk and the section rows open at its end. ``continued``:
     the section rows open where the previous part of the same table ended (long tables
@@ -190,6 +192,8 @@ def read_table_chunk(
         return [], []
     labels = [r[0] for r in data_rows]
     statement = classify_statement(found.lines, labels)
+    if statement == model.OTHER_TABLE and continued_statement is not None:
+        statement = continued_statement  # the liabilities half of a cut balance sheet
     units = table_units(found, header_rows) or default_units or Units()
     headings = column_headings(header_rows, value_columns, statement == model.BALANCE)
 
