@@ -166,6 +166,10 @@ def test_facts_command_metric(store_and_settings) -> None:
         2,
         "$93,736",
     )
+    shown = run_finrag("facts", "Apple", "--metric", "net income", env=env | {"COLUMNS": "160"})
+    assert shown.returncode == 0, shown.stderr
+    assert "93,736 " in shown.stdout and "93,736,000,000" not in shown.stdout, "in millions"
+    assert "USD and shares in millions" in shown.stdout
     wrong = run_finrag("facts", "Apple", "--metric", "revnue", env=env)
     assert wrong.returncode == 2
     assert "revenue" in wrong.stderr, "an unknown metric suggests close matches"

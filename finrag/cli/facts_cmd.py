@@ -20,6 +20,8 @@ from finrag.facts.dictionary import metric
 from finrag.facts.lookup import metric_values
 from finrag.facts.statements import STATEMENT_NAMES, StatementView, statement_view
 
+_MILLIONS_CAPTION = "USD and shares in millions; per-share amounts and percentages as printed"
+
 
 def facts_command(
     ctx: typer.Context,
@@ -112,7 +114,7 @@ def _show_metric(company: str, chosen, values, *, as_json: bool, as_csv: bool) -
     if not values:
         err.print(f"no {chosen.display.lower()} for {company} in the store's facts")
         return
-    table = Table(title=f"{company}: {chosen.display}")
+    table = Table(title=f"{company}: {chosen.display}", caption=_MILLIONS_CAPTION)
     for column in ("period", "value", "unit", "from", "printed as"):
         table.add_column(column, justify="right" if column == "value" else "left")
     for v in values:
@@ -120,7 +122,7 @@ def _show_metric(company: str, chosen, values, *, as_json: bool, as_csv: bool) -
         where = f"{Path(fact.document).name} p.{fact.page} ({fact.statement.replace('_', ' ')})"
         table.add_row(
             v.period,
-            f"{v.value:,}",
+            _amount(v.value, fact.unit),
             fact.unit or "",
             where,
             f"{fact.label or fact.concept}: {fact.printed}",
@@ -131,7 +133,7 @@ def _show_metric(company: str, chosen, values, *, as_json: bool, as_csv: bool) -
 def _table(view: StatementView) -> Table:
     table = Table(
         title=f"{view.company}: {view.statement.replace('_', ' ')}",
-        caption="USD and shares in millions; per-share amounts and percentages as printed",
+        caption=_MILLIONS_CAPTION,
     )
     table.add_column("line item", overflow="fold", min_width=24)
     for period in view.periods:
@@ -143,11 +145,13 @@ def _table(view: StatementView) -> Table:
 
 
 def _show(fact) -> str:
-    if fact is None or fact.value is None:
-        return ""
-    value: Decimal = fact.value
-    if fact.unit in ("%", "pure") or (fact.unit or "").endswith("/shares"):
-        return f"{value:,}{'%' if fact.unit == '%' else ''}"
+    return "" if fact is None or fact.value is None else _amount(fact.value, fact.unit)
+
+
+def _amount(value: Decimal, unit: str | None) -> str:
+    """Money and share counts in millions, as statements print them; the rest as is."""
+    if unit in ("%", "pure") or (unit or "").endswith("/shares"):
+        return f"{value:,}{'%' if unit == '%' else ''}"
     return f"{value / Decimal(1_000_000):,.2f}".rstrip("0").rstrip(".")
 
 
