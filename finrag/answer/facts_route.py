@@ -13,21 +13,18 @@ from decimal import Decimal
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import psycopg
 
 from finrag.answer.citations import Citation
 from finrag.answer.extraction import CheckedFact
+from finrag.answer.result import Answer
 from finrag.facts.dictionary import COMPANY, Metric, label_key, load_dictionary, metrics
 from finrag.facts.lookup import MetricValue, metric_values
 from finrag.facts.model import normalize_label
 from finrag.facts.periods import FiscalCalendar
 from finrag.retrieve.context import ContextChunk
 from finrag.retrieve.hybrid import Hit
-
-if TYPE_CHECKING:
-    from finrag.answer.pipeline import Answer
 
 FLAG = "answered from the facts store (no model)"
 # Words that ask for more than one printed value: a computation, a comparison, a reason.
@@ -93,8 +90,6 @@ def answer_from_facts(
     ]
     if len({v.value for v in asked}) != 1:
         return None
-    from finrag.answer.pipeline import Answer  # pipeline calls this module: import late
-
     value = asked[0]
     fact = value.fact
     chunk = _chunk(conn, fact.chunk_id, fact.page) if fact.chunk_id is not None else None

@@ -1,0 +1,42 @@
+"""What `finrag ask` returns: the answer, its citations and checks, how it was reached."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from finrag.answer.citations import Citation
+from finrag.answer.extraction import CalculationOutcome, CheckedFact
+from finrag.retrieve.context import ContextChunk
+
+
+@dataclass
+class Answer:
+    question: str
+    answer: str
+    refused: bool = False
+    refusal: str | None = None  # why, when refused: "unknown-company", "not-relevant", ...
+    route: str = "text"  # "facts": one stored line item answered it, no model
+    citations: list[Citation] = field(default_factory=list)
+    calculations: list[CalculationOutcome] = field(default_factory=list)
+    facts: list[CheckedFact] = field(default_factory=list)
+    # The facts store's values a facts-route answer states, with provenance (fact id...).
+    fact_values: list[dict[str, Any]] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)  # what could not be verified
+    # Numbers in no cited excerpt and no calculation result: {number, sentence, reason}.
+    unverified_numbers: list[dict[str, str]] = field(default_factory=list)
+    invalid_citations: list[int] = field(default_factory=list)  # markers that name no excerpt
+    backend: str | None = None
+    model: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # seconds
+    tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0})
+    retrieval: dict[str, Any] = field(default_factory=dict)
+    context: list[dict[str, Any]] = field(default_factory=list)
+    # The excerpts themselves, for checks after the answer (the chat graph's verify).
+    chunks: list[ContextChunk] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(replace(self, chunks=[]))
+        data.pop("chunks")
+        data["calculations"] = [c.as_dict() for c in self.calculations]
+        return data
