@@ -8,10 +8,8 @@ store lacks, two values for one period) returns None, and the text route answers
 from __future__ import annotations
 
 import re
-from datetime import date
 from decimal import Decimal
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import psycopg
@@ -19,7 +17,7 @@ import psycopg
 from finrag.answer.citations import Citation
 from finrag.answer.extraction import CheckedFact
 from finrag.answer.result import Answer
-from finrag.facts.dictionary import COMPANY, Metric, label_key, load_dictionary, metrics
+from finrag.facts.dictionary import COMPANY, Metric, label_key, metrics, not_line_items
 from finrag.facts.lookup import MetricValue, metric_values
 from finrag.facts.model import normalize_label
 from finrag.facts.periods import FiscalCalendar
@@ -140,13 +138,7 @@ def _is_period(
     calendar = _calendar(conn, fact.document_id)
     ends = calendar.fiscal_year(fact.period_end), calendar.fiscal_quarter(fact.period_end)
     # A balance at a date that is not a quarter end (a "6m to" column) has no quarter.
-    return ends == (year, quarter or 4) and _quarter_end(calendar, fact.period_end)
-
-
-def _quarter_end(calendar: FiscalCalendar, day: date) -> bool:
-    shifted = day.toordinal() - 7 if day.day <= 7 else day.toordinal()
-    month = date.fromordinal(shifted).month
-    return (month - calendar.year_end_month) % 3 == 0
+    return ends == (year, quarter or 4) and calendar.is_quarter_end(fact.period_end)
 
 
 def _calendar(conn: psycopg.Connection, document_id: int) -> FiscalCalendar:
@@ -265,5 +257,4 @@ def _phrases() -> list[tuple[str, Metric]]:
 @cache
 def _not_line_items() -> tuple[str, ...]:
     """Computed measures ('free cash flow', 'operating margin'): not one printed value."""
-    text = resources.files("finrag.facts").joinpath("metrics.toml").read_text(encoding="utf-8")
-    return tuple(_question_key(word) for word in load_dictionary(text).not_line_items)
+    return tuple(_question_key(words) for words in not_line_items())

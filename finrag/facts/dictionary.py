@@ -310,6 +310,11 @@ def metrics() -> list[Metric]:
     return list(_index().metrics)
 
 
+def not_line_items() -> list[str]:
+    """The computed measures the dictionary names ("free cash flow"), as compared words."""
+    return list(_index().not_line_items)
+
+
 def metric(name_or_alias: str) -> Metric:
     """The metric a user means: its name, display name or an alias ("capex", "EPS")."""
     index = _index()

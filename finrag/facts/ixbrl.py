@@ -23,7 +23,7 @@ from finrag.facts import model
 from finrag.facts.ixbrl_formats import UnknownFormat, parse_number
 from finrag.facts.ixbrl_pages import PageMap
 from finrag.facts.model import Fact
-from finrag.facts.periods import FiscalCalendar, Period, months_between
+from finrag.facts.periods import FiscalCalendar, Period, month_number, months_between
 
 IX = "http://www.xbrl.org/2013/inlineXBRL"
 XBRLI = "http://www.xbrl.org/2003/instance"
@@ -39,13 +39,6 @@ _SEC_HIDDEN = re.compile(r"-sec-ix-hidden\s*:\s*([^;\s]+)")
 _SPACES = re.compile(r"[\s\u00a0\u2009\u200b\u202f]+")
 _DECIMALS = re.compile(r"-?\d{1,3}")
 _MAX_SCALE = 30  # XBRL allows any integer; a filing uses -6..12, and the store has bounds
-_MONTHS = {
-    name: number
-    for number, name in enumerate(
-        ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"],
-        start=1,
-    )
-}
 
 
 @dataclass(frozen=True)
@@ -344,11 +337,11 @@ def _month_day(text: str, format_name: str) -> tuple[int, int] | None:
     found = re.fullmatch(r"--(\d\d)-(\d\d)", text)
     if found:
         month, day = int(found.group(1)), int(found.group(2))
-    elif (name := re.search(r"[a-z]{3,}", text)) and name.group(0)[:3] in _MONTHS:
+    elif (name := re.search(r"[a-z]{3,}", text)) and (number := month_number(name.group(0)[:3])):
         numbers = re.findall(r"\d{1,2}", text)
         if len(numbers) != 1:
             return None
-        month, day = _MONTHS[name.group(0)[:3]], int(numbers[0])
+        month, day = number, int(numbers[0])
     else:
         numbers = re.findall(r"\d{1,2}", text)
         if len(numbers) != 2:

@@ -73,6 +73,11 @@ _QUARTER = re.compile(
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 
 
+def month_number(name: str) -> int | None:
+    """1-12 for a month's name or its abbreviation ('Sept.', 'december'), else None."""
+    return _MONTHS.get(name.lower().rstrip("."))
+
+
 @dataclass(frozen=True)
 class Period:
     """A reporting period; any field may be unknown (None)."""
@@ -173,6 +178,10 @@ class FiscalCalendar:
     def fiscal_quarter(self, end: date) -> int:
         months_into_year = (_normalized(end).month - self.year_end_month) % 12
         return months_into_year // 3 or 4
+
+    def is_quarter_end(self, day: date) -> bool:
+        """Whether ``day`` closes one of the fiscal quarters (a half-year's end does too)."""
+        return (_normalized(day).month - self.year_end_month) % 3 == 0
 
     def resolve(self, period: Period) -> Period:
         """``period`` with fiscal year and quarter filled in from its end date."""
