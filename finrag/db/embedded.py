@@ -112,6 +112,7 @@ class EmbeddedServer:
         self._acquired_by: int | None = None
         self._account: ServerAccount | None = None
         self._layout: ClusterLayout | None = None
+        self._programs: Path | None = None  # the binaries the server's account can run
 
     # ---- public operations -------------------------------------------------
 
@@ -272,8 +273,10 @@ class EmbeddedServer:
 
     def _run(self, program: str, args: list[str], *, timeout: float) -> None:
         account, layout = self._server_files()
+        if self._programs is None:  # as root: a walk of the whole install (~30 ms)
+            self._programs = server_binaries(self.bin_path, account)
         _run_program(
-            server_binaries(self.bin_path, account),
+            self._programs,
             program,
             args,
             pgdata=layout.pgdata,
