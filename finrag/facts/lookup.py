@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 
 from finrag.facts.dictionary import Metric, match_label
-from finrag.facts.statements import period_key
+from finrag.facts.statements import newest_first, period_key
 from finrag.facts.store import StoredFact, query_facts
 
 
@@ -107,7 +107,7 @@ def metric_values(
         MetricValue(metric, key, metric.natural_value(fact.value), fact)
         for key, (_, fact) in best.items()
     ]
-    return sorted(values, key=_newest_first)
+    return sorted(values, key=lambda v: newest_first(v.fact))
 
 
 def _rank(fact: StoredFact, metric: Metric) -> tuple:
@@ -116,9 +116,3 @@ def _rank(fact: StoredFact, metric: Metric) -> tuple:
     source = 0 if confirmed else 1 if fact.source == "ixbrl" else 2
     label = metric.label_rank(fact.label) if fact.label else None
     return (not on_statement, source, label if label is not None else 99, -fact.document_id)
-
-
-def _newest_first(value: MetricValue) -> tuple:
-    fact = value.fact
-    end = fact.period_end.toordinal() if fact.period_end else (fact.fiscal_year or 0) * 366
-    return (-end, fact.months or 0)

@@ -37,11 +37,17 @@ def period_key(fact: StoredFact) -> str:
 _FLOWS = (model.INCOME, model.CASH_FLOW, model.COMPREHENSIVE)
 
 
-def _column_order(fact: StoredFact) -> tuple:
-    """Newest first; at one end date, the shortest period first (the quarter, then the
-    half, then the year); balances after flows."""
+def newest_first(fact: StoredFact) -> tuple:
+    """A sort key: newest first; at one end date, the shortest period first (the quarter,
+    then the half, then the year). A period known by its fiscal year alone sorts near
+    that year's end."""
     end = fact.period_end.toordinal() if fact.period_end else (fact.fiscal_year or 0) * 366
-    return (fact.instant, -end, fact.months or 0)
+    return (-end, fact.months or 0)
+
+
+def _column_order(fact: StoredFact) -> tuple:
+    """Flows before balances, each newest first."""
+    return (fact.instant, *newest_first(fact))
 
 
 @dataclass
