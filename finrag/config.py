@@ -190,6 +190,18 @@ class AnswerSettings(BaseModel):
         "Off: they are left out of its context; `finrag search` still shows them, marked. "
         "On: they are read, marked as flagged, and their citations say so.",
     )
+    facts_route: bool = Field(
+        True,
+        description="Answer questions the facts store can answer (reported line items, KPIs, "
+        "computations) from stored facts and the calculator; off: every question goes the "
+        "text route (the model reads excerpts).",
+    )
+    use_llm: bool = Field(
+        True,
+        description="Off (`--no-llm`): facts-route answers are written from a template with no "
+        "model call; questions the facts store cannot answer get the retrieved excerpts and no "
+        "written answer.",
+    )
 
 
 class ChatSettings(BaseModel):
