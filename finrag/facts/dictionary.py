@@ -102,6 +102,9 @@ def _words(text: str) -> str:
     return " ".join(normalize_label(text.replace("_", " ").replace("-", " ")).split())
 
 
+name_key = _words  # public: the KPI definitions compare their names the same way
+
+
 @cache
 def _slot_pattern(key: str) -> re.Pattern[str] | None:
     if _SLOT_WORD not in key:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import PurePath
 from typing import Any
 
 import psycopg
 
 from finrag.facts.dictionary import Metric, match_label
+from finrag.facts.periods import FiscalCalendar
 from finrag.facts.statements import newest_first, period_key
 from finrag.facts.store import StoredFact, query_facts
 
@@ -116,3 +118,174 @@ def _rank(fact: StoredFact, metric: Metric) -> tuple:
     source = 0 if confirmed else 1 if fact.source == "ixbrl" else 2
     label = metric.label_rank(fact.label) if fact.label else None
     return (not on_statement, source, label if label is not None else 99, -fact.document_id)
+
+
+@dataclass(frozen=True)
+class Period:
+    """A fiscal year, or one fiscal quarter of it, on the company's own fiscal calendar."""
+
+    fiscal_year: int
+    fiscal_quarter: int | None = None  # None: the fiscal year
+
+    @property
+    def label(self) -> str:
+        """'FY2018', 'FY2024 Q2'."""
+        quarter = f" Q{self.fiscal_quarter}" if self.fiscal_quarter else ""
+        return f"FY{self.fiscal_year}{quarter}"
+
+    def previous_year(self) -> Period:
+        """The same quarter (or the year) one fiscal year before."""
+        return self.years_before(1)
+
+    def years_before(self, years: int) -> Period:
+        return Period(self.fiscal_year - years, self.fiscal_quarter)
+
+    def opening(self) -> Period:
+        """The period whose end is this period's start: its balances are the opening ones."""
+        if self.fiscal_quarter is None:
+            return Period(self.fiscal_year - 1)
+        if self.fiscal_quarter == 1:
+            return Period(self.fiscal_year - 1, 4)
+        return Period(self.fiscal_year, self.fiscal_quarter - 1)
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """Why a metric has no one value for a period."""
+
+    metric: str
+    period: str  # Period.label
+    reason: str  # "missing" | "ambiguous"
+    detail: str
+    candidates: tuple[MetricValue, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric,
+            "period": self.period,
+            "reason": self.reason,
+            "detail": self.detail,
+            "candidates": [c.as_dict() for c in self.candidates],
+        }
+
+
+def resolve_metric(
+    conn: psycopg.Connection, company_id: int, metric: Metric, period: Period
+) -> MetricValue | Unresolved:
+    """The one value of ``metric`` for ``period``: the quarter's three months or the full
+    year, a balance at the period's end; Unresolved when the store has none, or when the
+    preference order of ``metric_values`` cannot choose between two different values
+    one filing prints on the metric's own statement."""
+    return MetricResolver(conn, company_id, fiscal_year=period.fiscal_year).resolve(metric, period)
+
+
+class MetricResolver:
+    """Resolves metrics period by period for one company, reading each metric's facts
+    once: a KPI table asks for the same line items in many periods."""
+
+    def __init__(
+        self, conn: psycopg.Connection, company_id: int, *, fiscal_year: int | None = None
+    ) -> None:
+        self.conn = conn
+        self.company_id = company_id
+        # Every fact carries its own period's fiscal year, comparative columns too (a
+        # FY2019 10-K's FY2018 balance has fiscal_year 2018), so one year filters exactly.
+        self.fiscal_year = fiscal_year
+        self._facts: dict[str, list[StoredFact]] = {}
+        self._calendars: dict[int, FiscalCalendar] = {}
+
+    def resolve(self, metric: Metric, period: Period) -> MetricValue | Unresolved:
+        facts = [f for f in self._metric_facts(metric) if self._is_period(f, metric, period)]
+        if not facts:
+            return Unresolved(
+                metric.name,
+                period.label,
+                "missing",
+                f"no {metric.name} for {period.label} in the store",
+            )
+        ranked = sorted(facts, key=lambda f: _rank(f, metric))
+        best = ranked[0]
+        # Ties on everything but the fact itself, in the same filing: nothing says which
+        # of the printed values is the line item. A later filing's restatement is no tie.
+        tied = [f for f in ranked if _rank(f, metric)[:3] == _rank(best, metric)[:3]]
+        tied = [f for f in tied if f.document_id == best.document_id]
+        values = {metric.natural_value(f.value): f for f in tied if f.value is not None}
+        if len(values) > 1 and best.statement in metric.statements:
+            candidates = tuple(
+                MetricValue(metric, period_key(f), value, f) for value, f in values.items()
+            )
+            return Unresolved(
+                metric.name,
+                period.label,
+                "ambiguous",
+                _ambiguity(metric, period, candidates),
+                candidates,
+            )
+        assert best.value is not None
+        return MetricValue(metric, period_key(best), metric.natural_value(best.value), best)
+
+    def _metric_facts(self, metric: Metric) -> list[StoredFact]:
+        if metric.name not in self._facts:
+            self._facts[metric.name] = self._read(metric)
+        return self._facts[metric.name]
+
+    def _read(self, metric: Metric) -> list[StoredFact]:
+        found = query_facts(
+            self.conn,
+            company_id=self.company_id,
+            concepts=metric.concepts,
+            labels=metric.normalized_labels,
+            fiscal_year=self.fiscal_year,
+            entity_total=True,
+        )
+        seen = {f.id for f in found}
+        found += [
+            f
+            for f in query_facts(
+                self.conn,
+                company_id=self.company_id,
+                statements=metric.statements,
+                fiscal_year=self.fiscal_year,
+                entity_total=True,
+            )
+            if f.id not in seen
+        ]
+        instant = metric.period == "instant"
+        kept = [f for f in found if f.value is not None and f.instant == instant]
+        kept = [f for f in kept if is_metric(f, metric)]
+        if instant:
+            self._read_calendars({f.document_id for f in kept})
+        return kept
+
+    def _read_calendars(self, document_ids: set[int]) -> None:
+        missing = sorted(document_ids - self._calendars.keys())
+        if not missing:
+            return
+        rows = self.conn.execute(
+            "SELECT id, period_end, fiscal_quarter FROM documents WHERE id = ANY(%s)",
+            (missing,),
+        ).fetchall()
+        for document_id, end, quarter in rows:
+            self._calendars[document_id] = FiscalCalendar.from_document(end, quarter)
+
+    def _is_period(self, fact: StoredFact, metric: Metric, period: Period) -> bool:
+        year, quarter = period.fiscal_year, period.fiscal_quarter
+        if not fact.instant:
+            if quarter is None:
+                return fact.months == 12 and fact.fiscal_year == year
+            return fact.months == 3 and (fact.fiscal_year, fact.fiscal_quarter) == (year, quarter)
+        if fact.period_end is None:
+            return False
+        calendar = self._calendars[fact.document_id]
+        ends = calendar.fiscal_year(fact.period_end), calendar.fiscal_quarter(fact.period_end)
+        # A balance at a date that is not a quarter end (a "6m to" column) has no quarter.
+        return ends == (year, quarter or 4) and calendar.is_quarter_end(fact.period_end)
+
+
+def _ambiguity(metric: Metric, period: Period, candidates: tuple[MetricValue, ...]) -> str:
+    fact = candidates[0].fact
+    where = f"the {fact.statement.replace('_', ' ')} of {PurePath(fact.document).stem}"
+    printed = [f"{c.fact.printed or c.value} (p.{c.fact.page})" for c in candidates]
+    values = ", ".join(printed[:-1]) + f" and {printed[-1]}"
+    count = "two" if len(candidates) == 2 else str(len(candidates))
+    return f"{count} values for {metric.name} {period.label} on {where}: {values}"

@@ -1,0 +1,347 @@
+"""KPIs: the definitions file and its formula language, and values computed from a real
+embedded store holding Apple's FY2024 10-K (iXBRL) against hand-computed figures, plus a
+small Markdown 10-K whose income statement prints two different revenues for one year."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import psycopg
+import pytest
+from pydantic import ValidationError
+
+from finrag.answer.calculator import calculate
+from finrag.db.embedded import EmbeddedServer
+from finrag.errors import UsageError
+from finrag.facts.dictionary import metric, metrics
+from finrag.facts.kpi import (
+    KpiGap,
+    KpiValue,
+    available_periods,
+    compute,
+    evaluate,
+    find_kpi,
+    kpi,
+    kpi_table,
+    kpis,
+    load_kpis,
+)
+from finrag.facts.kpi_formula import FormulaError, formula_names, parse_formula
+from finrag.facts.lookup import MetricValue, Period, Unresolved, resolve_metric
+from tests.conftest import DEAD_OLLAMA, SHARED
+
+AAPL_10K = SHARED / "edgar-html" / "aapl-10-k-2024-11-01.html"
+needs_edgar = pytest.mark.skipif(not AAPL_10K.is_file(), reason=f"{AAPL_10K} not found")
+
+REQUIRED = {
+    "gross_margin", "operating_margin", "net_margin", "ebitda", "ebitda_margin",
+    "current_ratio", "quick_ratio", "cash_ratio", "debt_to_equity", "debt_to_ebitda",
+    "interest_coverage", "roa", "roe", "asset_turnover", "fixed_asset_turnover",
+    "inventory_turnover", "dso", "dio", "dpo", "cash_conversion_cycle", "capex_to_revenue",
+    "free_cash_flow", "fcf_margin", "fcf_conversion", "effective_tax_rate",
+    "dividend_payout_ratio", "working_capital", "net_debt", "revenue_growth",
+    "net_income_growth", "eps_growth", "revenue_cagr_3y", "revenue_avg_3y",
+}  # fmt: skip
+
+
+# ---------------------------------------------------------------- definitions
+
+
+def test_the_shipped_kpis_load_with_known_names_and_one_owner_per_alias() -> None:
+    shipped = kpis()
+    assert len(shipped) >= 25
+    names = {item.name for item in shipped}
+    assert names >= REQUIRED, REQUIRED - names
+    known = names | {m.name for m in metrics()}
+    for item in shipped:
+        for formula in item.formulas:
+            assert set(formula_names(formula)) <= known, (item.name, formula)
+    words = [w.lower() for item in shipped for w in (item.name, *item.aliases)]
+    assert len(words) == len(set(words))
+    assert all(item.definition for item in shipped)
+
+
+@pytest.mark.parametrize(
+    ("typed", "name"),
+    [
+        ("GM%", "gross_margin"),
+        ("gross profit margin", "gross_margin"),
+        ("Days Payable Outstanding", "dpo"),
+        ("capital intensity", "capex_to_revenue"),
+        ("EBITDA margin", "ebitda_margin"),
+        ("fcf", "free_cash_flow"),
+        ("revenue", None),  # a line item, not a KPI
+    ],
+)
+def test_what_people_type_finds_the_kpi(typed: str, name: str | None) -> None:
+    found = find_kpi(typed)
+    assert (found.name if found else None) == name
+
+
+def test_an_unknown_kpi_is_a_usage_error_with_close_matches() -> None:
+    with pytest.raises(UsageError, match="no KPI") as caught:
+        kpi("gross margn")
+    assert "gross_margin" in (caught.value.hint or "")
+
+
+def _file(*entries: str) -> str:
+    return "\n".join(
+        f'[[kpi]]\nname = "{name}"\ndisplay = "{name} shown"\naliases = [{aliases}]\n'
+        f'unit = "ratio"\ndefinition = "d"\nformulas = [{formulas}]\n'
+        for name, aliases, formulas in (entry.split("|") for entry in entries)
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "fault"),
+    [
+        (_file('a|"x"|"revenue / revenu"'), "a: formula 'revenue / revenu' uses unknown name"),
+        (_file('a||"b + revenue"', 'b||"100 * a"'), "a: formulas refer to each other: a -> b -> a"),
+        (_file('a|"same"|"revenue"', 'b|"Same"|"net_income"'), "b: name or alias 'same'"),
+        (_file('a|"capex"|"revenue"'), "a: name or alias 'capex' is already metric"),
+        (_file("a||\"__import__('os')\""), "a: formula .*function '__import__' is not allowed"),
+        (_file('a||"revenue.real"'), "a: formula .*Attribute is not allowed"),
+        (_file('a||"revenue **"'), "a: formula .*not an expression"),
+        (_file('a||"revenue ** revenue"'), "a: formula .*exponent must be a number"),
+    ],
+)
+def test_a_malformed_file_is_refused_naming_the_entry(text: str, fault: str) -> None:
+    with pytest.raises(ValidationError, match=fault):
+        load_kpis(text)
+
+
+@pytest.mark.parametrize(
+    "formula",
+    ["ago(revenue, 0)", "ago(revenue, n)", "prev(revenue, 2)", "avg(x=revenue)", "'text'", "a < b"],
+)
+def test_the_formula_language_refuses_what_it_does_not_define(formula: str) -> None:
+    with pytest.raises(FormulaError):
+        parse_formula(formula)
+
+
+def test_periods_step_back_on_the_fiscal_calendar() -> None:
+    assert Period(2018).label == "FY2018"
+    assert Period(2024, 2).label == "FY2024 Q2"
+    assert Period(2024, 2).previous_year() == Period(2023, 2)
+    assert Period(2018).opening() == Period(2017)
+    assert Period(2024, 1).opening() == Period(2023, 4)
+    assert Period(2024, 3).opening() == Period(2024, 2)
+
+
+# ---------------------------------------------------------------- a real store
+
+NORTHWIND = """\
+# Northwind Widgets, Inc. Form 10-K for the fiscal year ended December 31, 2024
+
+## Item 8. Financial Statements
+
+### CONSOLIDATED STATEMENTS OF OPERATIONS
+
+(In millions)
+
+|Revenue:|Year ended December 31, 2024|Year ended December 31, 2023|
+|---|---|---|
+|Total revenues|1,250|1,100|
+|Cost of revenues|700|640|
+|Gross profit|550|460|
+|Net income|120|95|
+
+### CONSOLIDATED STATEMENTS OF OPERATIONS (AS RESTATED)
+
+(In millions)
+
+|Revenue:|Year ended December 31, 2024|Year ended December 31, 2023|
+|---|---|---|
+|Total revenues|1,310|1,100|
+|Cost of revenues|700|640|
+|Gross profit|610|460|
+|Net income|120|95|
+"""
+
+
+@pytest.fixture(scope="module")
+def kpi_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One store for the module: Apple's 10-K (when ../shared holds it) and Northwind."""
+    from finrag.config import load_settings
+    from finrag.db import open_store
+    from finrag.ingest.pipeline import ingest
+
+    folder = tmp_path_factory.mktemp("kpi")
+    home = folder / "home"
+    northwind = folder / "NORTHWIND_2024_10K.md"
+    northwind.write_text(NORTHWIND)
+    paths = [northwind, *([AAPL_10K] if AAPL_10K.is_file() else [])]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FINRAG_HOME", str(home))
+        mp.setenv("FINRAG_EMBED__BACKEND", "hash")
+        mp.setenv("OLLAMA_HOST", DEAD_OLLAMA)
+        settings = load_settings(ingest={"workers": 0})
+        with open_store(settings) as store:
+            report = ingest(paths, settings, store)
+            assert {r.status for r in report.results} == {"ingested"}, [
+                r.reason for r in report.results
+            ]
+    yield home
+    EmbeddedServer(home).delete_cluster()
+
+
+@pytest.fixture
+def conn(kpi_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[psycopg.Connection]:
+    from finrag.config import load_settings
+    from finrag.db import open_store
+
+    monkeypatch.setenv("FINRAG_HOME", str(kpi_home))
+    monkeypatch.setenv("FINRAG_EMBED__BACKEND", "hash")
+    with open_store(load_settings()) as store, store.connect() as connection:
+        yield connection
+
+
+def _company(conn: psycopg.Connection, name: str) -> int:
+    row = conn.execute("SELECT id FROM companies WHERE name ILIKE %s", (f"{name}%",)).fetchone()
+    assert row is not None, f"no company {name} in the store"
+    return row[0]
+
+
+def _value(conn: psycopg.Connection, name: str, period: Period) -> KpiValue:
+    found = compute(conn, _company(conn, "Apple"), kpi(name), period)
+    assert isinstance(found, KpiValue), found
+    # The calculation shown to a reader gives the same number through the calculator.
+    assert calculate(found.expression).value == pytest.approx(float(found.value), rel=1e-12)
+    return found
+
+
+FY2024 = Period(2024)
+
+
+# Apple's FY2024 10-K, as printed: statement of operations p.31 (net sales 391,035 / 383,285 /
+# 394,328; cost of sales 210,352; gross margin 180,683; net income 93,736), balance sheet
+# (current assets 152,987; current liabilities 176,392; accounts payable 68,960 and 62,611;
+# inventories 7,286 and 6,331; shareholders' equity 56,950 and 62,146), cash flows p.35
+# (operating cash 118,254; payments for PP&E (9,447)). In millions; the store keeps USD.
+M = Decimal(1_000_000)
+
+
+@needs_edgar
+def test_margins_and_balance_ratios_match_the_printed_statements(conn) -> None:
+    gross = _value(conn, "gross margin", FY2024)
+    assert gross.value == 100 * Decimal(180_683) / Decimal(391_035)
+    assert round(gross.value, 2) == Decimal("46.21")
+    assert gross.formula == "100 * gross_profit / revenue"
+    assert gross.expression == "100 * 180683000000 / 391035000000"
+    assert [i.term for i in gross.inputs] == ["gross_profit@FY2024", "revenue@FY2024"]
+    assert gross.inputs[1].value.fact.label == "Total net sales"
+    assert gross.as_dict()["inputs"][1]["page"] == gross.inputs[1].value.fact.page
+
+    current = _value(conn, "current_ratio", FY2024)
+    assert current.value == Decimal(152_987) / Decimal(176_392)
+
+
+@needs_edgar
+def test_averages_growth_and_cash_flow_kpis_match_hand_computed_values(conn) -> None:
+    roe = _value(conn, "roe", FY2024)  # average equity: FY2023 and FY2024 closing balances
+    assert roe.value == 100 * Decimal(93_736) / ((Decimal(62_146) + Decimal(56_950)) / 2)
+    assert [i.term for i in roe.inputs] == [
+        "net_income@FY2024",
+        "stockholders_equity@FY2023",
+        "stockholders_equity@FY2024",
+    ]
+    growth = _value(conn, "revenue growth", FY2024)
+    assert growth.value == 100 * (Decimal(391_035) - 383_285) / Decimal(383_285)
+    fcf = _value(conn, "free_cash_flow", FY2024)
+    assert fcf.value == (118_254 - 9_447) * M
+    dpo = _value(conn, "dpo", FY2024)
+    assert dpo.value == 365 * ((Decimal(62_611) + Decimal(68_960)) / 2) / Decimal(210_352)
+    average = _value(conn, "revenue_avg_3y", FY2024)
+    assert average.value == (Decimal(391_035) + 383_285 + 394_328) * M / 3
+    ccc = _value(conn, "cash_conversion_cycle", FY2024)  # a KPI of KPIs, inlined
+    parts = [_value(conn, name, FY2024).value for name in ("dso", "dio", "dpo")]
+    assert ccc.value == parts[0] + parts[1] - parts[2]
+
+
+@needs_edgar
+def test_a_question_defined_formula_is_computed_as_written(conn) -> None:
+    found = evaluate(
+        conn,
+        _company(conn, "Apple"),
+        "365 * avg(accounts_payable) / (cost_of_revenue + inventory - prev(inventory))",
+        FY2024,
+        unit="days",
+    )
+    assert isinstance(found, KpiValue), found
+    cogs_plus_change = Decimal(210_352) + Decimal(7_286) - Decimal(6_331)
+    assert found.value == 365 * ((Decimal(62_611) + Decimal(68_960)) / 2) / cogs_plus_change
+    assert calculate(found.expression).value == pytest.approx(float(found.value))
+    assert {i.term for i in found.inputs} >= {"inventory@FY2023", "inventory@FY2024"}
+
+
+@needs_edgar
+def test_a_formula_naming_no_metric_is_a_usage_error(conn) -> None:
+    apple = _company(conn, "Apple")
+    with pytest.raises(UsageError, match="write capital_expenditure"):
+        evaluate(conn, apple, "capex / revenue", FY2024)
+    with pytest.raises(UsageError, match="no metric 'revnue'"):
+        evaluate(conn, apple, "gross_profit / revnue", FY2024)
+    with pytest.raises(UsageError, match="only numbers are allowed"):
+        evaluate(conn, apple, "open('/etc/passwd')", FY2024)
+
+
+@needs_edgar
+def test_a_missing_input_is_a_gap_naming_the_metric_and_period(conn) -> None:
+    apple = _company(conn, "Apple")
+    roa = compute(conn, apple, kpi("roa"), Period(2023))  # the 10-K prints no FY2022 assets
+    assert isinstance(roa, KpiGap)
+    assert roa.reason == "missing"
+    assert roa.detail == "no total_assets for FY2022 in the store"
+    assert [(u.metric, u.period) for u in roa.unresolved] == [("total_assets", "FY2022")]
+    coverage = compute(conn, apple, kpi("interest_coverage"), FY2024)
+    assert isinstance(coverage, KpiGap) and "interest_expense" in coverage.detail
+
+
+@needs_edgar
+def test_one_metric_resolves_to_its_period_or_says_why_not(conn) -> None:
+    apple = _company(conn, "Apple")
+    assets = resolve_metric(conn, apple, metric("total_assets"), Period(2023))
+    assert isinstance(assets, MetricValue)
+    assert assets.value == 352_583 * M
+    sales = resolve_metric(conn, apple, metric("revenue"), Period(2022))
+    assert isinstance(sales, MetricValue) and sales.value == 394_328 * M
+    gone = resolve_metric(conn, apple, metric("total_assets"), Period(2017))
+    assert gone == Unresolved("total_assets", "FY2017", "missing", gone.detail)
+    assert gone.detail == "no total_assets for FY2017 in the store"
+
+
+@needs_edgar
+def test_a_table_of_kpis_over_the_periods_the_store_holds(conn) -> None:
+    apple = _company(conn, "Apple")
+    periods = available_periods(conn, apple)
+    assert [p.label for p in periods] == ["FY2022", "FY2023", "FY2024"]
+    chosen = [kpi("gross_margin"), kpi("roa")]
+    table = kpi_table(conn, apple, chosen, periods)
+    assert [(row.name, row.period) for row in table] == [
+        (k.name, p.label) for k in chosen for p in periods
+    ]
+    kinds = [type(row).__name__ for row in table]
+    assert kinds == ["KpiValue"] * 3 + ["KpiGap", "KpiGap", "KpiValue"]
+    everything = kpi_table(conn, apple, kpis(), [FY2024])
+    assert sum(isinstance(row, KpiValue) for row in everything) >= 30
+
+
+def test_two_revenues_printed_for_one_year_are_ambiguous_not_guessed(conn) -> None:
+    northwind = _company(conn, "Northwind")
+    revenue = resolve_metric(conn, northwind, metric("revenue"), Period(2024))
+    assert isinstance(revenue, Unresolved), revenue
+    assert revenue.reason == "ambiguous"
+    assert "1,250" in revenue.detail and "1,310" in revenue.detail
+    assert revenue.detail.startswith("two values for revenue FY2024 on the income statement of")
+    assert {c.value for c in revenue.candidates} == {1_250 * M, 1_310 * M}
+
+    margin = compute(conn, northwind, kpi("gross_margin"), Period(2024))
+    assert isinstance(margin, KpiGap)
+    assert margin.reason == "ambiguous"
+    assert "revenue" in margin.detail
+    # The year both statements print alike is one value.
+    earlier = compute(conn, northwind, kpi("gross_margin"), Period(2023))
+    assert isinstance(earlier, KpiValue)
+    assert earlier.value == 100 * Decimal(460) / Decimal(1_100)
