@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from pathlib import PurePath
 from typing import Any
 
 import psycopg
 
 from finrag.facts.dictionary import Metric, match_label
+from finrag.facts.dictionary import metric as find_metric
 from finrag.facts.periods import FiscalCalendar
 from finrag.facts.statements import newest_first, period_key
 from finrag.facts.store import StoredFact, query_facts
@@ -57,8 +59,22 @@ def is_metric(fact: StoredFact, metric: Metric) -> bool:
         return True
     if fact.label is None:
         return False
-    found = match_label(fact.label, fact.statement, parents=fact.parents, unit=fact.unit)
-    return found is not None and found.name == metric.name
+    return _row_metric(fact.label, fact.statement, tuple(fact.parents), fact.unit) == metric.name
+
+
+# A KPI table matches the same printed rows against many metrics; the dictionary is fixed,
+# so a row's metric is too.
+@lru_cache(maxsize=65536)
+def _row_metric(
+    label: str, statement: str, parents: tuple[str, ...], unit: str | None
+) -> str | None:
+    found = match_label(label, statement, parents=parents, unit=unit)
+    return found.name if found else None
+
+
+@lru_cache(maxsize=65536)
+def _label_rank(metric_name: str, label: str) -> int | None:
+    return find_metric(metric_name).label_rank(label)
 
 
 def metric_values(
@@ -116,7 +132,7 @@ def _rank(fact: StoredFact, metric: Metric) -> tuple:
     on_statement = fact.statement in metric.statements
     confirmed = fact.source == "table" and fact.concept in metric.concepts
     source = 0 if confirmed else 1 if fact.source == "ixbrl" else 2
-    label = metric.label_rank(fact.label) if fact.label else None
+    label = _label_rank(metric.name, fact.label) if fact.label else None
     return (not on_statement, source, label if label is not None else 99, -fact.document_id)
 
 
@@ -191,24 +207,23 @@ class MetricResolver:
         # Every fact carries its own period's fiscal year, comparative columns too (a
         # FY2019 10-K's FY2018 balance has fiscal_year 2018), so one year filters exactly.
         self.fiscal_year = fiscal_year
-        self._facts: dict[str, list[StoredFact]] = {}
+        self._facts: dict[str, list[tuple[tuple, StoredFact]]] = {}
+        self._on_statements: dict[tuple[str, ...], list[StoredFact]] = {}
         self._calendars: dict[int, FiscalCalendar] = {}
 
     def resolve(self, metric: Metric, period: Period) -> MetricValue | Unresolved:
-        facts = [f for f in self._metric_facts(metric) if self._is_period(f, metric, period)]
-        if not facts:
+        ranked = [(r, f) for r, f in self._metric_facts(metric) if self._is_period(f, period)]
+        if not ranked:
             return Unresolved(
                 metric.name,
                 period.label,
                 "missing",
                 f"no {metric.name} for {period.label} in the store",
             )
-        ranked = sorted(facts, key=lambda f: _rank(f, metric))
-        best = ranked[0]
+        best_rank, best = min(ranked, key=lambda pair: pair[0])
         # Ties on everything but the fact itself, in the same filing: nothing says which
         # of the printed values is the line item. A later filing's restatement is no tie.
-        tied = [f for f in ranked if _rank(f, metric)[:3] == _rank(best, metric)[:3]]
-        tied = [f for f in tied if f.document_id == best.document_id]
+        tied = [f for r, f in ranked if r == best_rank]
         values = {metric.natural_value(f.value): f for f in tied if f.value is not None}
         if len(values) > 1 and best.statement in metric.statements:
             candidates = tuple(
@@ -224,9 +239,9 @@ class MetricResolver:
         assert best.value is not None
         return MetricValue(metric, period_key(best), metric.natural_value(best.value), best)
 
-    def _metric_facts(self, metric: Metric) -> list[StoredFact]:
+    def _metric_facts(self, metric: Metric) -> list[tuple[tuple, StoredFact]]:
         if metric.name not in self._facts:
-            self._facts[metric.name] = self._read(metric)
+            self._facts[metric.name] = [(_rank(f, metric), f) for f in self._read(metric)]
         return self._facts[metric.name]
 
     def _read(self, metric: Metric) -> list[StoredFact]:
@@ -239,23 +254,25 @@ class MetricResolver:
             entity_total=True,
         )
         seen = {f.id for f in found}
-        found += [
-            f
-            for f in query_facts(
-                self.conn,
-                company_id=self.company_id,
-                statements=metric.statements,
-                fiscal_year=self.fiscal_year,
-                entity_total=True,
-            )
-            if f.id not in seen
-        ]
+        found += [f for f in self._statement_facts(metric.statements) if f.id not in seen]
         instant = metric.period == "instant"
         kept = [f for f in found if f.value is not None and f.instant == instant]
         kept = [f for f in kept if is_metric(f, metric)]
         if instant:
             self._read_calendars({f.document_id for f in kept})
         return kept
+
+    def _statement_facts(self, statements: tuple[str, ...]) -> list[StoredFact]:
+        """Every entity-total fact of these statements; metrics of one statement share it."""
+        if statements not in self._on_statements:
+            self._on_statements[statements] = query_facts(
+                self.conn,
+                company_id=self.company_id,
+                statements=statements,
+                fiscal_year=self.fiscal_year,
+                entity_total=True,
+            )
+        return self._on_statements[statements]
 
     def _read_calendars(self, document_ids: set[int]) -> None:
         missing = sorted(document_ids - self._calendars.keys())
@@ -268,7 +285,7 @@ class MetricResolver:
         for document_id, end, quarter in rows:
             self._calendars[document_id] = FiscalCalendar.from_document(end, quarter)
 
-    def _is_period(self, fact: StoredFact, metric: Metric, period: Period) -> bool:
+    def _is_period(self, fact: StoredFact, period: Period) -> bool:
         year, quarter = period.fiscal_year, period.fiscal_quarter
         if not fact.instant:
             if quarter is None:
