@@ -13,11 +13,13 @@ from finrag.answer.pipeline import Asker
 from finrag.config import load_settings
 from finrag.db import open_store
 from finrag.embed import get_embedder
+from finrag.evaluate.answer_compare import compare_answers, write_comparison
 from finrag.evaluate.answer_report import write_answer_report
 from finrag.evaluate.answers import RESULTS_FILE, evaluate_answers
 from finrag.evaluate.correctness import answer_polarity, score_correctness
 from finrag.evaluate.dataset import load_dataset
 from finrag.llm.fake import FakeLLM
+from tests.conftest import clean_env, run_finrag
 from tests.corpus import add_small_filings, excerpt_number
 
 
@@ -176,5 +178,201 @@ def test_answer_eval_scores_and_resumes(database_url: str, tmp_path: Path) -> No
     paths = write_answer_report(report, out)
     assert [p.name for p in paths] == ["answers.json", "answers.csv", "answers.md"]
     assert json.loads(paths[0].read_text())["summary"]["questions"] == 3
-    assert "`initech` **wrong**, refused" in paths[2].read_text()
+    assert "`initech` **wrong**, text route, refused" in paths[2].read_text()
     assert len(paths[1].read_text().splitlines()) == 4
+
+
+# ---- routes and configurations compared, over a store holding facts -------------------
+
+ROUTED = [
+    {
+        "id": "apple-sales-2023",
+        "question": "What were Apple's total net sales in fiscal 2023?",
+        "answer": "$383,285 million",
+        "type": "metric",
+        "evidence": [{"document": "APPLE_2024_10K.md", "page": 1}],
+    },
+    {
+        "id": "apple-ceo",
+        "question": "Who is Apple's chief executive officer?",
+        "answer": "Tim Cook",
+        "type": "qualitative",
+        "evidence": [{"document": "APPLE_2024_10K.md", "page": 1}],
+    },
+]
+NOT_ANSWERABLE = {"answerable": False, "facts": [], "calculations": []}
+
+
+@pytest.fixture
+def facts_db(database_url: str, tmp_path: Path) -> str:
+    """A database holding a small Markdown 10-K with Apple's statement of operations, its
+    facts extracted at ingest (the facts route answers from them)."""
+    from finrag.ingest.pipeline import ingest
+    from tests.test_facts_ingest import _filing
+
+    settings = load_settings(database_url=SecretStr(database_url), ingest={"workers": 0})
+    with open_store(settings) as store:
+        report = ingest([_filing(tmp_path)], settings, store)
+    assert report.results[0].status == "ingested", report.results[0].reason
+    return database_url
+
+
+def test_results_by_route_and_variants_compared(facts_db: str, tmp_path: Path) -> None:
+    settings = load_settings(database_url=SecretStr(facts_db))
+    questions = load_dataset(write_jsonl(tmp_path / "qs.jsonl", ROUTED))
+    shown = {}
+
+    def extract_sales(messages):
+        shown["n"] = excerpt_number(messages, "383,285")
+        return {
+            "answerable": True,
+            "facts": [{"source": shown["n"], "quote": "383,285", "value": "$383,285"}],
+            "calculations": [],
+        }
+
+    # The text variant reads excerpts with the model for sales (the CEO question finds
+    # nothing relevant and is refused before any route); the no-llm variant answers sales
+    # from the facts store and calls nothing: one model serves both, so a call it made
+    # would find no reply left.
+    llm = FakeLLM(
+        [
+            extract_sales,
+            lambda m: (
+                f"Apple's total net sales in fiscal 2023 were $383,285 million [{shown['n']}]."
+            ),
+        ]
+    )
+    out = tmp_path / "compare"
+    with open_store(settings) as store:
+        comparison = compare_answers(
+            store,
+            settings,
+            questions,
+            ["text", "facts+text:no-llm"],
+            dataset=tmp_path / "qs.jsonl",
+            out_dir=out,
+            llm=llm,
+        )
+    assert not llm.replies and len(llm.calls) == 2
+    text, facts = comparison.variants["text"], comparison.variants["facts+text:no-llm"]
+    assert text.settings["answer"]["facts_route"] is False
+    assert facts.settings["answer"]["use_llm"] is False
+    assert [r.route for r in text.results] == ["text", "text"]
+    assert "facts_route" in text.results[0].route_reason
+    sales, ceo = facts.results
+    assert sales.route == "facts" and sales.auto_correct is True and sales.error is None
+    assert sales.numbers_untraceable == 0 and sales.tokens == {"prompt": 0, "completion": 0}
+    assert ceo.route == "text" and ceo.refused and ceo.numbers_untraceable is None
+    assert text.results[0].auto_correct is True and text.results[1].refused
+
+    by_route = facts.summary["by_route"]
+    assert set(by_route) == {"facts", "text"}
+    assert by_route["facts"]["n"] == 1 and by_route["facts"]["auto_correct"]["value"] == 1.0
+    assert by_route["facts"]["numeric_correct"]["value"] == 1.0
+    assert by_route["text"]["refusal_rate"]["value"] == 1.0
+    assert set(by_route["facts"]["latency_s"]) == {"p50", "p95"}
+    assert facts.summary["numbers_untraceable"] == {"value": 0.0, "n": 1, "numbers": 0}
+    assert set(text.summary["by_route"]) == {"text"}
+    assert set(facts.summary["by_question_type"]) == {"metric", "qualitative"}
+
+    paths = write_comparison(comparison, out)
+    names = {p.relative_to(out).as_posix() for p in paths}
+    assert {"text/answers.md", "facts+text-no-llm/answers.md", "comparison.md"} <= names
+    assert len((out / "text" / RESULTS_FILE).read_text().splitlines()) == 2
+    report_md = (out / "facts+text-no-llm" / "answers.md").read_text()
+    assert "## By route" in report_md and "## By question type" in report_md
+    assert "| facts | 1 | 1.000 | 1.000 |" in report_md
+    assert "`apple-sales-2023` **right**, facts route" in report_md
+    compared = (out / "comparison.md").read_text()
+    assert "| correct, route facts | — | 1.000 (1) |" in compared
+    assert "| correct, type metric | 1.000 (1) | 1.000 (1) |" in compared
+
+
+def test_an_older_results_line_without_a_route_resumes_as_text(
+    facts_db: str, tmp_path: Path
+) -> None:
+    settings = load_settings(database_url=SecretStr(facts_db), answer={"use_llm": False})
+    questions = load_dataset(write_jsonl(tmp_path / "qs.jsonl", ROUTED[:1]))
+    out = tmp_path / "run"
+    with open_store(settings) as store:
+        first = evaluate_answers(store, settings, questions, dataset=tmp_path, out_dir=out)
+        assert first.results[0].route == "facts"
+        line = json.loads((out / RESULTS_FILE).read_text())
+        for key in ("route", "route_reason", "numbers_untraceable"):
+            del line[key]  # as written before routes were recorded
+        (out / RESULTS_FILE).write_text(json.dumps(line) + "\n")
+        again = evaluate_answers(
+            store,
+            settings,
+            questions,
+            dataset=tmp_path,
+            out_dir=out,
+            asker=Asker(store, settings, llm=FakeLLM([])),
+        )
+    (r,) = again.results
+    assert r.route == "text" and r.numbers_untraceable is None and r.auto_correct is True
+    assert again.summary["by_route"]["text"]["n"] == 1
+
+
+def test_cli_compare_writes_each_variant_and_a_comparison(facts_db: str, tmp_path: Path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([NOT_ANSWERABLE]))  # the text variant's sales question only
+    env = clean_env(
+        FINRAG_DATABASE_URL=facts_db,
+        FINRAG_EMBED__BACKEND="hash",
+        FINRAG_LLM__BACKEND="fake",
+        FINRAG_LLM__FAKE_SCRIPT=str(script),
+    )
+    dataset = write_jsonl(tmp_path / "qs.jsonl", ROUTED)
+    out = tmp_path / "out"
+    args = ["eval", "answers", str(dataset), "--compare", "text,facts+text:no-llm"]
+    result = run_finrag(*args, "--out", str(out), "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert list(data["variants"]) == ["text", "facts+text:no-llm"]
+    text, facts = data["variants"]["text"], data["variants"]["facts+text:no-llm"]
+    assert text["summary"]["auto_correct"]["value"] == 0.0  # both refused
+    assert facts["summary"]["by_route"]["facts"]["auto_correct"]["value"] == 1.0
+    assert facts["summary"]["error_rate"]["value"] == 0.0, "no model call without the model"
+    for folder in ("text", "facts+text-no-llm"):
+        assert len((out / folder / RESULTS_FILE).read_text().splitlines()) == 2
+        assert (out / folder / "answers.md").is_file()
+    assert (out / "comparison.md").is_file()
+    assert json.loads((out / "comparison.json").read_text())["variants"].keys() == {
+        "text",
+        "facts+text:no-llm",
+    }
+
+    # Run again as a table: every question resumes, nothing is asked.
+    table = run_finrag(*args, "--out", str(out), env=env)
+    assert table.returncode == 0, table.stderr
+    assert "configurations compared" in table.stdout
+    assert "correct, route facts" in table.stdout
+    assert table.stderr.count("resumed") == 4
+
+    unknown = run_finrag("eval", "answers", str(dataset), "--compare", "text,facts", env=env)
+    assert unknown.returncode == 2
+    assert "facts" in unknown.stderr and "facts+text:no-llm" in unknown.stderr
+    both = run_finrag(*args, "--no-llm", env=env)
+    assert both.returncode == 2 and "--compare" in both.stderr
+
+
+def test_cli_no_llm_runs_without_the_model(facts_db: str, tmp_path: Path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text("[]")  # a model call would fail its question
+    env = clean_env(
+        FINRAG_DATABASE_URL=facts_db,
+        FINRAG_EMBED__BACKEND="hash",
+        FINRAG_LLM__BACKEND="fake",
+        FINRAG_LLM__FAKE_SCRIPT=str(script),
+    )
+    dataset = write_jsonl(tmp_path / "qs.jsonl", ROUTED)
+    result = run_finrag("eval", "answers", str(dataset), "--no-llm", "--json", env=env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["settings"]["answer"]["use_llm"] is False
+    assert [r["route"] for r in data["results"]] == ["facts", "text"]
+    assert data["summary"]["error_rate"]["value"] == 0.0
+    plain = run_finrag("eval", "answers", str(dataset), "--no-llm", env=env)
+    assert plain.returncode == 0, plain.stderr
+    assert "by route" in plain.stdout and "by question type" in plain.stdout

@@ -13,6 +13,14 @@ from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import UsageError
+from finrag.evaluate.answer_compare import (
+    VARIANTS,
+    Comparison,
+    compare_answers,
+    comparison_rows,
+    parse_variants,
+    write_comparison,
+)
 from finrag.evaluate.answer_report import write_answer_report
 from finrag.evaluate.answers import AnswerReport, AnswerResult, evaluate_answers
 from finrag.evaluate.dataset import load_dataset
@@ -120,22 +128,56 @@ def answers_command(
     backend: Annotated[
         str | None, typer.Option(help="LLM backend: auto, ollama, embedded (default: llm.backend).")
     ] = None,
+    compare: Annotated[
+        str | None,
+        typer.Option(
+            help=f"Configurations side by side in one run ({', '.join(VARIANTS)}), "
+            "comma-separated; each into its own subfolder of --out.",
+        ),
+    ] = None,
+    no_llm: Annotated[
+        bool,
+        typer.Option(
+            "--no-llm",
+            help="No model call: facts-route answers from a template, other questions "
+            "get their excerpts and no answer (answer.use_llm off).",
+        ),
+    ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the whole report as JSON.")
     ] = False,
 ) -> None:
     """Answers: correctness (numeric-aware; optional LLM judge), citation validity,
-    refusals, latency and tokens, per question and overall."""
+    refusals, latency and tokens, per question, by route and question type, overall."""
     settings = with_options(app_state(ctx).settings, "llm", backend=backend)
+    settings = with_options(settings, "answer", use_llm=False if no_llm else None)
+    variants = parse_variants(compare) if compare is not None else None
+    if variants and no_llm:
+        raise UsageError(
+            "--no-llm and --compare together: the variants say which run uses the model",
+            hint="name the variant instead, e.g. --compare text,facts+text:no-llm",
+        )
     questions = load_dataset(dataset, limit=limit)
+    if variants:
+        comparison = _compare_answers(
+            settings,
+            questions,
+            variants,
+            dataset=dataset,
+            out_dir=out_dir,
+            judge=judge,
+            tolerance=tolerance,
+        )
+        if as_json:
+            print_json(comparison.as_dict())
+        else:
+            _print_comparison(comparison)
+        return
     with open_store(settings) as store, _progress(len(questions)) as advance:
 
         def on_question(result: AnswerResult, resumed: bool) -> None:
             advance()
-            if not err.is_terminal:
-                state = "resumed" if resumed else f"{result.latency_s:.0f} s"
-                verdict = {True: "right", False: "wrong", None: "n/a"}[result.auto_correct]
-                err.print(f"{result.id}: {verdict} ({state})", highlight=False)
+            _answer_progress("", result, resumed)
 
         report = evaluate_answers(
             store,
@@ -156,6 +198,67 @@ def answers_command(
     _print_answer_summary(report)
 
 
+def _answer_progress(variant: str, result: AnswerResult, resumed: bool) -> None:
+    """A line per question when stderr is no terminal (long runs in a log)."""
+    if not err.is_terminal:
+        state = "resumed" if resumed else f"{result.latency_s:.0f} s"
+        verdict = {True: "right", False: "wrong", None: "n/a"}[result.auto_correct]
+        where = f"{variant} " if variant else ""
+        err.print(f"{where}{result.id}: {verdict}, {result.route} route ({state})", highlight=False)
+
+
+def _compare_answers(
+    settings, questions, variants, *, dataset, out_dir, judge, tolerance
+) -> Comparison:
+    with open_store(settings) as store, _progress(len(questions) * len(variants)) as advance:
+
+        def on_question(variant: str, result: AnswerResult, resumed: bool) -> None:
+            advance()
+            _answer_progress(variant, result, resumed)
+
+        comparison = compare_answers(
+            store,
+            settings,
+            questions,
+            variants,
+            dataset=dataset,
+            out_dir=out_dir,
+            use_judge=judge,
+            tolerance=tolerance,
+            on_question=on_question,
+        )
+    if out_dir is not None:
+        for path in write_comparison(comparison, out_dir):
+            err.print(f"wrote {path}", highlight=False)
+    return comparison
+
+
+def _print_comparison(comparison: Comparison) -> None:
+    table = Table(title=f"answers on {Path(comparison.dataset).name}, configurations compared")
+    table.add_column("")
+    for name in comparison.variants:
+        table.add_column(name, justify="right")
+    for label, cells in comparison_rows(comparison):
+        table.add_row(label, *cells)
+    out.print(table)
+
+
+def _breakdown_table(title: str, column: str, groups: dict) -> Table:
+    table = Table(title=title)
+    for name in (column, "n", "correct", "headline right", "refused", "p50 / p95 s"):
+        table.add_column(name, justify="left" if name == column else "right")
+    for name, g in groups.items():
+        table.add_row(
+            name,
+            str(g["n"]),
+            fmt(g["auto_correct"]["value"]),
+            fmt(g["numeric_correct"]["value"]),
+            fmt(g["refusal_rate"]["value"]),
+            f"{g['latency_s']['p50']} / {g['latency_s']['p95']}",
+        )
+    return table
+
+
 def _print_answer_summary(report: AnswerReport) -> None:
     s = report.summary
     table = Table(title=f"answers on {Path(report.dataset).name} ({report.questions} questions)")
@@ -172,6 +275,7 @@ def _print_answer_summary(report: AnswerReport) -> None:
         "citation_valid",
         "valid_citation_share",
         "evidence_cited",
+        "numbers_untraceable",
     ):
         table.add_row(name.replace("_", " "), fmt(s[name]["value"]), str(s[name]["n"]))
     table.add_row("latency p50 / p95 s", f"{s['latency_s']['p50']} / {s['latency_s']['p95']}", "")
@@ -181,6 +285,8 @@ def _print_answer_summary(report: AnswerReport) -> None:
         "",
     )
     out.print(table)
+    out.print(_breakdown_table("by route", "route", s["by_route"]))
+    out.print(_breakdown_table("by question type", "type", s["by_question_type"]))
 
 
 class _progress:

@@ -14,6 +14,7 @@ from finrag.text import clip
 _CSV_FIELDS = (
     "id",
     "question_type",
+    "route",
     "company",
     "refused",
     "error",
@@ -24,6 +25,7 @@ _CSV_FIELDS = (
     "citations",
     "citation_valid",
     "evidence_cited",
+    "numbers_untraceable",
     "latency_s",
     "gold",
     "answer",
@@ -38,6 +40,7 @@ _METRICS = (
     ("citation_valid", "answers whose citations all hold their numbers"),
     ("valid_citation_share", "citations that hold their numbers"),
     ("evidence_cited", "answers citing a gold evidence page"),
+    ("numbers_untraceable", "facts/mixed answers stating a number no fact or calculation gave"),
 )
 
 
@@ -75,17 +78,9 @@ def markdown(report: AnswerReport) -> str:
         f"| latency p50 / p95 | {s['latency_s']['p50']} s / {s['latency_s']['p95']} s | |",
         f"| tokens in / out per question | {s['tokens']['prompt_per_question']:,} / "
         f"{s['tokens']['completion_per_question']:,} | |",
-        "",
-        "## By question type",
-        "",
-        "| type | n | correct (auto) | correct (judge) | refused |",
-        "|---|---|---|---|---|",
     ]
-    for name, group in s["by_question_type"].items():
-        lines.append(
-            f"| {name} | {group['n']} | {fmt(group['auto_correct']['value'])} | "
-            f"{fmt(group['judge_correct']['value'])} | {fmt(group['refusal_rate']['value'])} |"
-        )
+    lines += breakdown_table("By route", "route", s["by_route"])
+    lines += breakdown_table("By question type", "type", s["by_question_type"])
     lines += ["", "## Per question", ""]
     for r in report.results:
         verdict = {True: "right", False: "wrong", None: "n/a"}[r.auto_correct]
@@ -97,7 +92,40 @@ def markdown(report: AnswerReport) -> str:
             else f"{r.citations} citation(s)"
         )
         lines.append(
-            f"- `{r.id}` **{verdict}**, {state}, {r.latency_s:.0f} s — gold: "
+            f"- `{r.id}` **{verdict}**, {r.route} route, {state}, {r.latency_s:.0f} s — gold: "
             f"{clip(r.gold, 90)} — answer: {clip(r.answer, 160)}"
         )
     return "\n".join(lines) + "\n"
+
+
+def breakdown_table(title: str, column: str, groups: dict[str, dict]) -> list[str]:
+    """A summary's breakdown (by route, by question type) as a Markdown section."""
+    lines = [
+        "",
+        f"## {title}",
+        "",
+        f"| {column} | n | correct (auto) | headline right | correct (judge) | refused | "
+        "latency p50 / p95 | untraceable numbers |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, g in groups.items():
+        untraceable = g.get("numbers_untraceable", {})
+        lines.append(
+            f"| {name} | {g['n']} | {fmt(g['auto_correct']['value'])} | "
+            f"{fmt(g.get('numeric_correct', {}).get('value'))} | "
+            f"{fmt(g['judge_correct']['value'])} | {fmt(g['refusal_rate']['value'])} | "
+            f"{_latency(g.get('latency_s'))} | {_untraceable(untraceable)} |"
+        )
+    return lines
+
+
+def _latency(latency: dict | None) -> str:
+    return f"{latency['p50']} s / {latency['p95']} s" if latency else "—"
+
+
+def _untraceable(found: dict) -> str:
+    """'2 in 1 of 5 answers'; '—' where no answer was built on facts."""
+    if not found or not found.get("n"):
+        return "—"
+    with_any = round(found["value"] * found["n"])
+    return f"{found['numbers']} in {with_any} of {found['n']} answers"

@@ -25,6 +25,7 @@ from finrag.llm import LLMError
 from finrag.llm.prompts import prompt_digests
 
 RESULTS_FILE = "answers.jsonl"
+FACT_ROUTES = ("facts", "mixed")
 
 
 @dataclass
@@ -55,6 +56,13 @@ class AnswerResult:
     model: str | None
     cited: list[dict[str, Any]] = field(default_factory=list)  # document, pages
     error: str | None = None  # the model failed (timeout, output off its schema)
+    # Which way the pipeline answered ("facts", "mixed", "text") and why; lines written
+    # before routes existed load as "text", the only route there was.
+    route: str = "text"
+    route_reason: str | None = None
+    # Numbers of an answer built on facts (facts or mixed route) that are no fact value
+    # and no calculation result: the number check's findings. None for the text route.
+    numbers_untraceable: int | None = None
 
 
 @dataclass
@@ -82,6 +90,7 @@ def score_answer(
     gold_pages = q.gold_pages
     cited = [{"document": c.document, "pages": c.pages} for c in a.citations]
     answered = not a.refused
+    on_facts = answered and a.route in FACT_ROUTES
     return AnswerResult(
         id=q.id,
         question=q.question,
@@ -120,6 +129,9 @@ def score_answer(
         backend=a.backend,
         model=a.model,
         cited=cited,
+        route=a.route,
+        route_reason=a.retrieval.get("route_reason"),
+        numbers_untraceable=len(a.unverified_numbers) if on_facts else None,
     )
 
 
@@ -226,8 +238,35 @@ def _share(values: Sequence[bool | float | None]) -> dict[str, Any]:
     }
 
 
-def summarise(results: Sequence[AnswerResult]) -> dict[str, Any]:
+def _latency(results: Sequence[AnswerResult]) -> dict[str, float]:
     latencies = sorted(r.latency_s for r in results)
+    return {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)}
+
+
+def _untraceable(results: Sequence[AnswerResult]) -> dict[str, Any]:
+    """Answers built on facts whose text states a number that is no fact value and no
+    calculation result: their share, and how many such numbers in all."""
+    checked = [r.numbers_untraceable for r in results if r.numbers_untraceable is not None]
+    return {
+        **_share([n > 0 for n in checked]),
+        "numbers": sum(checked),
+    }
+
+
+def _breakdown(group: Sequence[AnswerResult]) -> dict[str, Any]:
+    """One group's figures (a question type, a route): the same keys for every breakdown."""
+    return {
+        "n": len(group),
+        "auto_correct": _share([r.auto_correct for r in group]),
+        "numeric_correct": _share([r.numeric_correct for r in group]),
+        "judge_correct": _share([r.judge_correct for r in group]),
+        "refusal_rate": _share([r.refused for r in group]),
+        "latency_s": _latency(group),
+        "numbers_untraceable": _untraceable(group),
+    }
+
+
+def summarise(results: Sequence[AnswerResult]) -> dict[str, Any]:
     answered = [r for r in results if not r.refused]
     return {
         "questions": len(results),
@@ -240,7 +279,8 @@ def summarise(results: Sequence[AnswerResult]) -> dict[str, Any]:
         "citation_valid": _share([r.citation_valid for r in answered]),
         "valid_citation_share": _share([r.valid_citation_share for r in answered]),
         "evidence_cited": _share([r.evidence_cited for r in answered]),
-        "latency_s": {"p50": percentile(latencies, 50), "p95": percentile(latencies, 95)},
+        "latency_s": _latency(results),
+        "numbers_untraceable": _untraceable(results),
         "tokens": {
             "prompt": sum(r.tokens.get("prompt", 0) for r in results),
             "completion": sum(r.tokens.get("completion", 0) for r in results),
@@ -252,14 +292,9 @@ def summarise(results: Sequence[AnswerResult]) -> dict[str, Any]:
             ),
         },
         "by_question_type": {
-            name: {
-                "n": len(group),
-                "auto_correct": _share([r.auto_correct for r in group]),
-                "judge_correct": _share([r.judge_correct for r in group]),
-                "refusal_rate": _share([r.refused for r in group]),
-            }
-            for name, group in _group(results, "question_type").items()
+            name: _breakdown(group) for name, group in _group(results, "question_type").items()
         },
+        "by_route": {name: _breakdown(group) for name, group in _group(results, "route").items()},
     }
 
 
