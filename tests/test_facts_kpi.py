@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from finrag.answer.calculator import calculate
 from finrag.db.embedded import EmbeddedServer
 from finrag.errors import UsageError
-from finrag.facts.dictionary import metric, metrics
+from finrag.facts.dictionary import metric, metrics, not_line_items
 from finrag.facts.kpi import (
     KpiGap,
     KpiValue,
@@ -61,6 +61,12 @@ def test_the_shipped_kpis_load_with_known_names_and_one_owner_per_alias() -> Non
     words = [w.lower() for item in shipped for w in (item.name, *item.aliases)]
     assert len(words) == len(set(words))
     assert all(item.definition for item in shipped)
+
+
+def test_every_measure_the_metric_dictionary_calls_computed_is_a_kpi() -> None:
+    # metrics.toml's [not_line_items] describe these in words; kpis.toml defines them.
+    assert not_line_items()
+    assert [word for word in not_line_items() if find_kpi(word) is None] == []
 
 
 @pytest.mark.parametrize(
