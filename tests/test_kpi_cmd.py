@@ -4,13 +4,29 @@ embedded store holding Apple's and Netflix's 10-Ks."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from finrag.cli.kpi_cmd import DEFAULT_KPIS
+from finrag.config import load_settings
+from finrag.db import open_store
+from finrag.db.companies import require_company
+from finrag.db.embedded import EmbeddedServer
+from finrag.errors import ExitCode
 from finrag.facts.charts import Series, build_series, format_value, png_chart, terminal_chart
+from finrag.facts.kpi import kpi, kpi_table
+from finrag.facts.lookup import Period
+from finrag.ingest.pipeline import ingest
+from tests.conftest import DEAD_OLLAMA, SHARED, clean_env, run_finrag
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -112,3 +128,206 @@ def test_png_chart_is_a_small_real_png(tmp_path: Path) -> None:
     assert data.startswith(PNG_MAGIC)
     assert size == len(data)
     assert 1_000 < size < 200_000
+
+
+# --- the real command over a real store ------------------------------------------------
+
+EDGAR = SHARED / "edgar-html"
+APPLE = EDGAR / "aapl-10-k-2024-11-01.html"
+NETFLIX = EDGAR / "nflx-10-k-2025-01-27.html"
+needs_filings = pytest.mark.skipif(
+    not (APPLE.is_file() and NETFLIX.is_file()),
+    reason=f"the EDGAR filings are not at {EDGAR} (../shared is absent)",
+)
+
+
+@pytest.fixture(scope="module")
+def kpi_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The environment of a home holding Apple's FY2024 and Netflix's FY2024 10-Ks
+    (ingested once for the module), for `finrag kpi` in a subprocess."""
+    if not (APPLE.is_file() and NETFLIX.is_file()):
+        pytest.skip(f"the EDGAR filings are not at {EDGAR} (../shared is absent)")
+
+    home = tmp_path_factory.mktemp("kpi") / "home"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FINRAG_HOME", str(home))
+        mp.setenv("FINRAG_EMBED__BACKEND", "hash")
+        mp.setenv("OLLAMA_HOST", DEAD_OLLAMA)
+        settings = load_settings(ingest={"workers": 0})
+        with open_store(settings) as store:
+            report = ingest([APPLE, NETFLIX], settings, store)
+            assert [r.status for r in report.results] == ["ingested", "ingested"], [
+                r.reason for r in report.results
+            ]
+    yield clean_env(FINRAG_HOME=str(home), FINRAG_EMBED__BACKEND="hash", COLUMNS="200")
+    EmbeddedServer(home).delete_cluster()
+
+
+def _engine_value(env: dict[str, str], company: str, name: str, period: Period):
+    """What the KPI engine itself computes, read from the same store in this process."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FINRAG_HOME", env["FINRAG_HOME"])
+        with open_store(load_settings()) as store, store.connect() as conn:
+            company_id, _, _ = require_company(conn, company)
+            [result] = kpi_table(conn, company_id, [kpi(name)], [period])
+    return result
+
+
+@needs_filings
+def test_json_values_carry_their_inputs(kpi_env) -> None:
+    shown = run_finrag("kpi", "AAPL", "--json", env=kpi_env)
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["companies"] == ["Apple Inc."]
+    assert "FY2024" in data["periods"]
+    rows = {(r["kpi"], r["period"]): r for r in data["kpis"]}
+    assert {k for k, _ in rows} == set(DEFAULT_KPIS), "the default set, each KPI by period"
+    margin = rows[("gross_margin", "FY2024")]
+    # Apple's FY2024 statement of operations (p.28): gross margin 180,683 / net sales 391,035.
+    assert margin["value"] == pytest.approx(46.21, abs=0.01)
+    assert margin["unit"] == "percent" and margin["gap"] is None
+    engine = _engine_value(kpi_env, "AAPL", "gross_margin", Period(2024))
+    assert margin["value"] == pytest.approx(float(engine.value))
+    assert margin["formula"] == engine.formula and margin["expression"] == engine.expression
+    assert margin["inputs"], "a value names the facts it was computed from"
+    for item in margin["inputs"]:
+        assert item["document"].endswith(APPLE.name)
+        assert isinstance(item["page"], int) and item["page"] > 0
+        assert item["label"] or item["concept"]
+        assert item["fact_id"] and item["term"]
+    gaps = [r for r in data["kpis"] if r["gap"] is not None]
+    for gap in gaps:
+        assert gap["value"] is None and gap["gap"]["reason"] in (
+            "missing",
+            "ambiguous",
+            "calculation",
+        )
+        assert gap["gap"]["detail"]
+
+
+@needs_filings
+def test_csv_one_row_per_company_kpi_and_period(kpi_env) -> None:
+    shown = run_finrag(
+        "kpi",
+        "Apple",
+        "--kpi",
+        "gross margin,current_ratio",
+        "--years",
+        "2023-2024",
+        "--csv",
+        env=kpi_env,
+    )
+    assert shown.returncode == 0, shown.stderr
+    rows = list(csv.DictReader(io.StringIO(shown.stdout)))
+    assert list(rows[0]) == [
+        "company",
+        "kpi",
+        "period",
+        "value",
+        "unit",
+        "formula",
+        "expression",
+        "inputs",
+        "gap",
+    ]
+    assert {(r["kpi"], r["period"]) for r in rows} == {
+        (k, p) for k in ("gross_margin", "current_ratio") for p in ("FY2023", "FY2024")
+    }
+    margin = next(r for r in rows if (r["kpi"], r["period"]) == ("gross_margin", "FY2024"))
+    assert float(margin["value"]) == pytest.approx(46.21, abs=0.01)
+    assert f"{APPLE.name} p." in margin["inputs"]
+
+
+@needs_filings
+def test_table_chart_and_png(kpi_env, tmp_path: Path) -> None:
+    png = tmp_path / "apple.png"
+    shown = run_finrag(
+        "kpi",
+        "AAPL",
+        "--kpi",
+        "gross_margin",
+        "--kpi",
+        "roe",
+        "--chart",
+        "--png",
+        str(png),
+        env=kpi_env | {"COLUMNS": "100"},
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "Gross margin" in shown.stdout and "46.2%" in shown.stdout, "the table"
+    assert "\x1b[" not in shown.stdout, "piped: no colour codes"
+    chart = shown.stdout[shown.stdout.index("┌") :]
+    assert "AAPL · Gross margin" in chart, "the chart's legend names company and KPI"
+    assert max(len(line) for line in chart.splitlines()) <= 100, "the terminal's width"
+    data = png.read_bytes()
+    assert data.startswith(PNG_MAGIC) and len(data) > 1_000
+    assert f"wrote {png}" in shown.stderr
+
+
+@needs_filings
+def test_two_companies_side_by_side(kpi_env) -> None:
+    shown = run_finrag("kpi", "AAPL", "Netflix", "--kpi", "operating_margin", env=kpi_env)
+    assert shown.returncode == 0, shown.stderr
+    row = {line.split("│")[2].strip(): line for line in shown.stdout.splitlines() if "│" in line}
+    assert {"AAPL", "NFLX"} <= set(row), "one row per company under the KPI"
+    apple = _engine_value(kpi_env, "AAPL", "operating_margin", Period(2024))
+    netflix = _engine_value(kpi_env, "NFLX", "operating_margin", Period(2024))
+    assert format_value(apple.value, "percent") in row["AAPL"]
+    assert format_value(netflix.value, "percent") in row["NFLX"]
+
+    shown = run_finrag("kpi", "AAPL", "NFLX", "--kpi", "operating_margin", "--json", env=kpi_env)
+    data = json.loads(shown.stdout)
+    assert len(data["companies"]) == 2 and data["companies"][0] == "Apple Inc."
+    assert {r["company"] for r in data["kpis"]} == set(data["companies"])
+
+
+@needs_filings
+def test_unknown_kpi_or_company_is_a_usage_error(kpi_env) -> None:
+    shown = run_finrag("kpi", "AAPL", "--kpi", "gross margn", env=kpi_env)
+    assert shown.returncode == ExitCode.USAGE
+    assert "gross margn" in shown.stderr and "gross_margin" in shown.stderr, "close matches"
+    shown = run_finrag("kpi", "Tesla", env=kpi_env)
+    assert shown.returncode == ExitCode.USAGE
+    assert "no company 'Tesla'" in shown.stderr and "Apple Inc." in shown.stderr
+    shown = run_finrag("kpi", "AAPL", "--years", "2024-2020", env=kpi_env)
+    assert shown.returncode == ExitCode.USAGE and "backwards" in shown.stderr
+
+
+@needs_filings
+def test_nothing_computed_says_why_and_exits_not_found(kpi_env) -> None:
+    shown = run_finrag("kpi", "AAPL", "--years", "2010-2012", "--json", env=kpi_env)
+    assert shown.returncode == ExitCode.NO_ANSWER
+    assert json.loads(shown.stdout)["kpis"] == []
+    assert "no KPI computed" in shown.stderr and "Apple Inc." in shown.stderr
+
+
+@needs_filings
+def test_chat_kpi_command(kpi_env) -> None:
+    lines = "/kpi AAPL --kpi gross_margin --years 2024\n/kpi AAPL --kpi nonsense_kpi\n/help\n"
+    shown = subprocess.run(
+        [sys.executable, "-m", "finrag", "chat", "--input", "-", "--json"],
+        input=lines,
+        env=kpi_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    replies = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert [r["command"] for r in replies] == ["/kpi", "/help"], "the bad /kpi printed an error"
+    [row] = replies[0]["result"]["kpis"]
+    assert row["value"] == pytest.approx(46.21, abs=0.01)
+    assert "nonsense_kpi" in shown.stderr
+    assert "/kpi" in replies[1]["result"]
+
+
+def test_terminal_chart_legend_wraps_at_the_width() -> None:
+    series = [
+        Series(f"Company {n} · Operating margin", "percent", {"FY2023": n, "FY2024": n + 1.0})
+        for n in range(5)
+    ]
+    text = terminal_chart(series, ["FY2023", "FY2024"], title="t", width=70)
+    assert max(len(line) for line in text.splitlines()) <= 70
+    legend = text[text.index("• Company 0") :]
+    assert all(f"Company {n} ·" in legend for n in range(5))

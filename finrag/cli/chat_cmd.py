@@ -17,10 +17,11 @@ from finrag.agent.session import ChatSession
 from finrag.agent.state import TurnResult
 from finrag.cli.ask_cmd import print_calculations, print_citations
 from finrag.cli.inputs import clean_option, clean_text
-from finrag.cli.render import err, out
+from finrag.cli.kpi_cmd import chat_kpi
+from finrag.cli.render import err, out, print_error
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
-from finrag.errors import UsageError
+from finrag.errors import FinragError, UsageError
 from finrag.files import FILE_MODE
 
 HELP = """Commands:
@@ -28,6 +29,7 @@ HELP = """Commands:
   /trace     the last turn's path through the graph, with timings and tokens
   /filters   the filters the last question set (company, year, quarter, form)
   /reset     forget this conversation and start over
+  /kpi       KPIs by period from the facts store: /kpi AAPL [--kpi gross_margin] [--years 2022-2024]
   /help      this list
   /quit      leave (Ctrl-D works too; Ctrl-C cancels an answer, not the session)"""
 
@@ -228,6 +230,14 @@ def _command(chat: ChatSession, line: str, *, as_json: bool) -> str | None:
     elif name == "/reset":
         chat.reset()
         data = "conversation reset"
+    elif name == "/kpi":
+        try:
+            data = chat_kpi(chat.store, line, as_json=as_json)
+        except FinragError as exc:  # a typo in a command costs the command, not the session
+            print_error(exc.message, exc.hint)
+            return None
+        if data is None:  # printed already
+            return None
     elif last is None:
         data = "nothing asked yet"
     elif name == "/sources":

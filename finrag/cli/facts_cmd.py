@@ -14,7 +14,7 @@ from rich.table import Table
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state
 from finrag.db import open_store
-from finrag.db.companies import lookup_company
+from finrag.db.companies import require_company
 from finrag.errors import UsageError
 from finrag.facts.dictionary import metric
 from finrag.facts.lookup import metric_values
@@ -59,14 +59,7 @@ def facts_command(
             f"unknown statement {statement!r}", hint=f"one of: {', '.join(STATEMENT_NAMES)}"
         )
     with open_store(app_state(ctx).settings) as store, store.connect() as conn:
-        found = lookup_company(conn, company)
-        if found is None:
-            held = [r[0] for r in conn.execute("SELECT name FROM companies ORDER BY name")]
-            raise UsageError(
-                f"no company {company!r} in the store",
-                hint=f"the store holds: {', '.join(held) or 'nothing yet'}",
-            )
-        company_id, name, _ = found
+        company_id, name, _ = require_company(conn, company)
         if chosen is not None:
             values = metric_values(
                 conn, company_id, chosen, fiscal_year=year, fiscal_quarter=quarter

@@ -10,6 +10,8 @@ import re
 
 import psycopg
 
+from finrag.errors import UsageError
+
 _SUFFIXES = re.compile(
     r"\b(the|incorporated|inc|corporation|corp|company|co|ltd|limited|plc|llc|lp|sa|ag|nv|"
     r"holdings?|group)\b"
@@ -86,3 +88,16 @@ def lookup_company(conn: psycopg.Connection, text: str) -> tuple[int, str, str |
         "ORDER BY id LIMIT 1",
         (key, text.strip().lower()),
     ).fetchone()
+
+
+def require_company(conn: psycopg.Connection, text: str) -> tuple[int, str, str | None]:
+    """Like :func:`lookup_company`, but a name the store does not hold is a usage error
+    that lists the companies it does hold."""
+    found = lookup_company(conn, text)
+    if found is None:
+        held = [r[0] for r in conn.execute("SELECT name FROM companies ORDER BY name")]
+        raise UsageError(
+            f"no company {text!r} in the store",
+            hint=f"the store holds: {', '.join(held) or 'nothing yet'}",
+        )
+    return found

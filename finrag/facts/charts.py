@@ -6,6 +6,7 @@ units never share an axis: each unit gets its own panel.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ AXIS_LABELS = {
 }
 # Lines are told apart by their marker, so that they still are without colour.
 _MARKERS = ("•", "+", "x", "o", "*", "#", "@", "%")
+_PNG_MARKERS = ("o", "s", "^", "D", "v", "P")
+_DASHES = ("-", "--", ":", "-.")
 
 
 class Valued(Protocol):
@@ -69,6 +72,8 @@ class Series:
     label: str
     unit: str
     points: dict[str, float] = field(default_factory=dict)
+    company: str = ""  # a PNG styles lines by company (dash, marker) and KPI (colour)
+    kpi: str = ""
 
 
 def build_series(company: str, results: Iterable[object]) -> tuple[list[Series], int]:
@@ -83,7 +88,8 @@ def build_series(company: str, results: Iterable[object]) -> tuple[list[Series],
             continue
         valued: Valued = result  # type: ignore[assignment]
         series = by_kpi.setdefault(
-            valued.name, Series(f"{company} · {valued.display}", valued.unit)
+            valued.name,
+            Series(f"{company} · {valued.display}", valued.unit, company=company, kpi=valued.name),
         )
         series.points[valued.period] = chart_value(value, valued.unit)
     return list(by_kpi.values()), skipped
@@ -130,10 +136,33 @@ def terminal_chart(
         figure.ruler("x").ticks(list(range(1, len(periods) + 1)), list(periods))
         figure.label(AXIS_LABELS.get(unit, unit), axis="y")
         # The legend is written under the panel: plotext's own box sits on the lines.
-        legend = "   ".join(f"{_marker(i)} {s.label}" for i, s in enumerate(group))
+        legend = _wrap([f"{_marker(i)} {s.label}" for i, s in enumerate(group)], width)
         panels.append(figure.build().string(colorless=not color) + "\n" + legend)
     figure.clear()
     return "\n".join(panels)
+
+
+def _save_small(figure, path: Path) -> None:
+    """PNG with a 64-colour palette: a chart's few flat colours survive it, and the file is
+    a third of the full-colour one."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100)
+    buffer.seek(0)
+    with Image.open(buffer) as image:
+        small = image.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT)
+        small.save(path, format="PNG", optimize=True)
+
+
+def _wrap(items: Sequence[str], width: int) -> str:
+    """Items three spaces apart, on as few lines of ``width`` as they fit."""
+    lines = [""]
+    for item in items:
+        if lines[-1] and len(lines[-1]) + 3 + len(item) > width:
+            lines.append("")
+        lines[-1] += ("   " if lines[-1] else "") + item
+    return "\n".join(lines)
 
 
 def _marker(index: int) -> str:
@@ -157,29 +186,43 @@ def png_chart(
     from matplotlib import pyplot
 
     panels = by_unit(series)
+    # Same KPI, same colour; same company, same dash and marker: comparisons read at once.
+    colours = {
+        k: f"C{i % 10}" for i, k in enumerate(dict.fromkeys(s.kpi or s.label for s in series))
+    }
+    styles = {c: i for i, c in enumerate(dict.fromkeys(s.company for s in series))}
     figure, axes = pyplot.subplots(
-        len(panels), 1, figsize=(8, 3.2 * len(panels) + 1), dpi=100, squeeze=False
+        len(panels), 1, figsize=(10, 3 * len(panels) + 0.8), dpi=100, squeeze=False
     )
     try:
         xs = list(range(len(periods)))
         for ax, (unit, group) in zip(axes[:, 0], panels.items(), strict=True):
             for s in group:
+                style = styles[s.company]
                 # NaN breaks the line where a period has no value rather than bridging it.
-                ys = [s.points.get(p, math.nan) for p in periods]
-                ax.plot(xs, ys, marker="o", label=s.label)
+                ax.plot(
+                    xs,
+                    [s.points.get(p, math.nan) for p in periods],
+                    label=s.label,
+                    color=colours[s.kpi or s.label],
+                    linestyle=_DASHES[style % len(_DASHES)],
+                    marker=_PNG_MARKERS[style % len(_PNG_MARKERS)],
+                )
             ax.set_xticks(xs, list(periods))
             ax.set_ylabel(AXIS_LABELS.get(unit, unit))
             ax.grid(alpha=0.3)
-            ax.legend(fontsize="small")
-        axes[0, 0].set_title(title)
+            # Beside the panel, not on it: a dozen lines' legend would hide them.
+            ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
+        axes[0, 0].set_title(title, fontsize=11)
         axes[-1, 0].set_xlabel("fiscal period")
         footnote = "\n".join(
             ([f"Source: {'; '.join(sources)}"] if sources else []) + ([note] if note else [])
         )
         if footnote:
             figure.text(0.01, 0.01, footnote, fontsize=7, ha="left", va="bottom", wrap=True)
-        figure.tight_layout(rect=(0, 0.03 + 0.02 * footnote.count("\n") if footnote else 0, 1, 1))
-        figure.savefig(path, format="png", dpi=100, pil_kwargs={"optimize": True})
+        bottom = 0.02 + 0.025 * (footnote.count("\n") + 1) if footnote else 0
+        figure.tight_layout(rect=(0, bottom, 1, 1))
+        _save_small(figure, path)
     finally:
         pyplot.close(figure)
     return path.stat().st_size

@@ -1,0 +1,441 @@
+"""`finrag kpi`: KPIs by period for one or more companies, from the facts store, as a table,
+JSON, CSV, a terminal chart or a PNG; every value traceable to its inputs."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import re
+import shlex
+import sys
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import psycopg
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from finrag.cli.render import err, out, print_json
+from finrag.cli.state import app_state
+from finrag.db import Store, open_store
+from finrag.db.companies import require_company
+from finrag.errors import ExitCode, UsageError
+from finrag.facts.charts import build_series, format_value, png_chart, terminal_chart
+from finrag.facts.kpi import Kpi, KpiGap, KpiValue, available_periods, kpi, kpi_table, kpis
+from finrag.facts.lookup import Period
+
+# A short set that reads a company at a glance; `--kpi all` shows every KPI defined.
+DEFAULT_KPIS = (
+    "gross_margin",
+    "operating_margin",
+    "net_margin",
+    "ebitda_margin",
+    "current_ratio",
+    "debt_to_equity",
+    "roe",
+    "fcf_margin",
+    "revenue_growth",
+)
+_YEARS = re.compile(r"(?:FY)?(\d{4})(?:\s*(?:-|–|to|\.\.)\s*(?:FY)?(\d{4}))?", re.I)
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+@dataclass
+class CompanyKpis:
+    name: str
+    ticker: str | None
+    periods: list[Period]
+    results: list[KpiValue | KpiGap] = field(default_factory=list)
+
+    @property
+    def short(self) -> str:
+        return self.ticker or self.name
+
+
+@dataclass
+class KpiReport:
+    """KPIs by period for each company asked about, in the order asked."""
+
+    kpis: list[Kpi]
+    companies: list[CompanyKpis]
+
+    @property
+    def periods(self) -> list[str]:
+        """Every company's periods, oldest first: the table's columns."""
+        held = {p for c in self.companies for p in c.periods}
+        return [p.label for p in sorted(held, key=lambda p: (p.fiscal_year, p.fiscal_quarter or 0))]
+
+    @property
+    def computed(self) -> int:
+        return sum(isinstance(r, KpiValue) for c in self.companies for r in c.results)
+
+
+def kpi_command(
+    ctx: typer.Context,
+    companies: Annotated[
+        list[str], typer.Argument(help="Company names, aliases or tickers in the store.")
+    ],
+    years: Annotated[
+        str | None,
+        typer.Option(
+            "--years", help="Fiscal years: 2019-2023 or 2023 (default: all the store holds)."
+        ),
+    ] = None,
+    quarterly: Annotated[
+        bool, typer.Option("--quarterly", help="Fiscal quarters instead of years.")
+    ] = False,
+    kpi_names: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--kpi",
+            help="KPI names or aliases, repeated or comma-separated; 'all' for every KPI "
+            f"(default: {', '.join(DEFAULT_KPIS)}).",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print JSON: every value with its inputs.")
+    ] = False,
+    as_csv: Annotated[
+        bool, typer.Option("--csv", help="Print CSV: one company × KPI × period a row.")
+    ] = False,
+    chart: Annotated[
+        bool, typer.Option("--chart", help="Print a line chart after the table.")
+    ] = False,
+    png: Annotated[
+        Path | None, typer.Option("--png", help="Write a PNG chart to PATH.", dir_okay=False)
+    ] = None,
+) -> None:
+    """KPIs by period (margins, returns, liquidity, leverage, growth), computed from the
+    facts store, each value traceable to the printed cells it comes from."""
+    if as_json and as_csv:
+        raise UsageError("--json and --csv are two formats: choose one")
+    if chart and (as_json or as_csv):
+        raise UsageError("--chart prints text beside the table", hint="use --png with --json/--csv")
+    chosen = choose_kpis(kpi_names)
+    span = parse_years(years)
+    with (
+        open_store(app_state(ctx).settings) as store,
+        store.connect() as conn,
+        _spinner("computing KPIs"),
+    ):
+        report = kpi_report(conn, companies, chosen, span, quarterly=quarterly)
+    if as_json:
+        print_json(report_json(report))
+    elif as_csv:
+        _write_csv(report)
+    else:
+        _print_tables(report)
+    _finish(report, chart=chart, png=png)
+    if report.computed == 0:
+        raise typer.Exit(ExitCode.NO_ANSWER)
+
+
+def chat_kpi(store: Store, line: str, *, as_json: bool) -> dict[str, Any] | None:
+    """`/kpi COMPANY... [--kpi NAME] [--years A-B] [--quarterly] [--chart] [--png PATH]`
+    in chat: the tables (and charts) printed, or with ``as_json`` the report returned."""
+    try:
+        args = shlex.split(line)[1:]
+    except ValueError as exc:
+        raise UsageError(f"/kpi: {exc}") from None
+    if not args:
+        raise UsageError("/kpi needs a company", hint="e.g. /kpi AAPL --kpi gross_margin")
+    params = _chat_options(args)
+    if params is None:  # --help: click printed it
+        return None
+    chosen = choose_kpis(params["kpi_names"])
+    span = parse_years(params["years"])
+    with store.connect() as conn, _spinner("computing KPIs"):
+        report = kpi_report(conn, params["companies"], chosen, span, quarterly=params["quarterly"])
+    if as_json:
+        return report_json(report)
+    _print_tables(report)
+    _finish(report, chart=params["chart"], png=params["png"])
+    return None
+
+
+def _chat_options(args: list[str]) -> dict[str, Any] | None:
+    """``args`` parsed as the command line of `finrag kpi` is: the same options, the same
+    errors."""
+    single = typer.Typer()
+    single.command()(kpi_command)
+    try:
+        with typer.main.get_command(single).make_context("/kpi", args) as ctx:
+            return dict(ctx.params)
+    except click.exceptions.Exit:
+        return None
+    except click.ClickException as exc:
+        raise UsageError(exc.format_message(), hint="/kpi --help lists the options") from None
+
+
+def _print_tables(report: KpiReport) -> None:
+    for part in kpi_tables(report):
+        out.print(part)
+
+
+def _finish(report: KpiReport, *, chart: bool, png: Path | None) -> None:
+    """The charts asked for, and why there is nothing in them when nothing was computed."""
+    if chart:
+        _print_chart(report)
+    if png is not None:
+        _write_png(report, png)
+    if report.computed == 0:
+        err.print(Text(f"no KPI computed: {why_none(report)}", style="yellow"))
+
+
+def choose_kpis(names: Sequence[str] | None) -> list[Kpi]:
+    """The KPIs named (names or aliases, comma-separated or repeated), 'all', or the
+    default set; an unknown name is a usage error with close matches."""
+    wanted = [n.strip() for given in names or () for n in given.split(",") if n.strip()]
+    if not wanted:
+        return [kpi(name) for name in DEFAULT_KPIS]
+    if any(n.lower() == "all" for n in wanted):
+        return kpis()
+    chosen: dict[str, Kpi] = {}
+    for name in wanted:
+        found = kpi(name)
+        chosen.setdefault(found.name, found)
+    return list(chosen.values())
+
+
+def parse_years(text: str | None) -> tuple[int, int] | None:
+    """'2019-2023', 'FY2019-FY2023' or '2023' as (first, last) fiscal years."""
+    if text is None:
+        return None
+    found = _YEARS.fullmatch(text.strip())
+    if not found:
+        raise UsageError(
+            f"--years {text!r} is not a year or a range", hint="e.g. 2023 or 2019-2023"
+        )
+    first, last = int(found[1]), int(found[2] or found[1])
+    if first > last:
+        raise UsageError(f"--years {text!r} runs backwards", hint=f"write {last}-{first}")
+    return first, last
+
+
+def kpi_report(
+    conn: psycopg.Connection,
+    companies: Sequence[str],
+    chosen: Sequence[Kpi],
+    years: tuple[int, int] | None,
+    *,
+    quarterly: bool = False,
+) -> KpiReport:
+    """Each company's KPIs over the periods the store holds for it (within ``years``)."""
+    report = KpiReport(list(chosen), [])
+    seen: set[int] = set()
+    for text in companies:
+        company_id, name, ticker = require_company(conn, text)
+        if company_id in seen:  # "Apple" and "AAPL": one company, shown once
+            continue
+        seen.add(company_id)
+        periods = available_periods(conn, company_id, quarterly=quarterly)
+        if years is not None:
+            periods = [p for p in periods if years[0] <= p.fiscal_year <= years[1]]
+        results = kpi_table(conn, company_id, chosen, periods) if periods else []
+        report.companies.append(CompanyKpis(name, ticker, periods, results))
+    return report
+
+
+def why_none(report: KpiReport) -> str:
+    """A sentence saying why nothing was computed: no periods, or the gaps' reasons."""
+    empty = [c.name for c in report.companies if not c.periods]
+    if empty and len(empty) == len(report.companies):
+        return (
+            f"the store holds no statement facts for {', '.join(empty)} in the periods asked "
+            "(finrag facts COMPANY shows what it holds)"
+        )
+    reasons = Counter(r.reason for c in report.companies for r in c.results)
+    return ", ".join(f"{n} {reason}" for reason, n in reasons.most_common()) + " (see the notes)"
+
+
+def kpi_tables(report: KpiReport) -> Iterator[Table | Text]:
+    """The table (KPIs as rows, periods as columns, a row per company under each KPI when
+    there are several), then its notes: why each '—' is one, each said once for all the
+    cells it explains (--json has every gap's full detail)."""
+    periods = report.periods
+    several = len(report.companies) > 1
+    notes: dict[str, int] = {}
+    rows: list[list[str]] = []
+    for chosen in report.kpis:
+        for j, company in enumerate(report.companies):
+            found = {r.period: r for r in company.results if r.name == chosen.name}
+            who = f"{company.short}: " if several else ""
+            cells = [_cell(found.get(p), chosen.unit, who, notes) for p in periods]
+            label = chosen.display if j == 0 else ""
+            rows.append([label, *([company.short] if several else []), *cells])
+    table = Table(
+        title=", ".join(c.name for c in report.companies) + ": KPIs",
+        caption=_caption(report, gaps=bool(notes)),
+    )
+    table.add_column("KPI", overflow="fold", min_width=16)
+    if several:
+        table.add_column("company", overflow="fold")
+    for period in periods:
+        table.add_column(period, justify="right", no_wrap=True)
+    for i, row in enumerate(rows):
+        if several and i and i % len(report.companies) == 0:
+            table.add_section()
+        table.add_row(*row)
+    yield table
+    for note, number in notes.items():
+        yield Text(f"{number}. {note}", style="dim")
+
+
+def _caption(report: KpiReport, *, gaps: bool) -> str | None:
+    parts = ["money in USD millions"] if any(k.unit == "money" for k in report.kpis) else []
+    if gaps:
+        parts.append("— not computed: the notes below say why")
+    return "; ".join(parts) or None
+
+
+def _cell(result: KpiValue | KpiGap | None, unit: str, who: str, notes: dict[str, int]) -> str:
+    if result is None:  # a period this company's filings do not cover
+        return ""
+    if isinstance(result, KpiValue):
+        return format_value(result.value, unit)
+    number = notes.setdefault(who + gap_note(result), len(notes) + 1)
+    return "—" + str(number).translate(_SUPERSCRIPT)
+
+
+def gap_note(gap: KpiGap) -> str:
+    """Why a KPI has no value, short enough to share: the line items missing, period by
+    period ("no current_assets, current_liabilities for FY2022 in the store"), or the
+    conflict or failed calculation as the engine words it."""
+    if gap.reason != "missing" or not gap.unresolved:
+        return f"{gap.period}: {gap.reason}: {gap.detail}"
+    by_period: dict[str, list[str]] = {}
+    for item in gap.unresolved:
+        by_period.setdefault(item.period, []).append(item.metric)
+    by_names: dict[tuple[str, ...], list[str]] = {}
+    for period, names in by_period.items():
+        by_names.setdefault(tuple(dict.fromkeys(names)), []).append(period)
+    return "; ".join(
+        f"no {', '.join(names)} for {', '.join(sorted(periods))} in the store"
+        for names, periods in by_names.items()
+    )
+
+
+def report_json(report: KpiReport) -> dict[str, Any]:
+    return {
+        "companies": [c.name for c in report.companies],
+        "periods": report.periods,
+        "kpis": [_row(c, r, report) for c in report.companies for r in c.results],
+    }
+
+
+def _row(company: CompanyKpis, result: KpiValue | KpiGap, report: KpiReport) -> dict[str, Any]:
+    chosen = next(k for k in report.kpis if k.name == result.name)
+    row: dict[str, Any] = {
+        "company": company.name,
+        "kpi": result.name,
+        "display": chosen.display,
+        "period": result.period,
+        "unit": chosen.unit,
+    }
+    if isinstance(result, KpiGap):
+        gap = {"reason": result.reason, "detail": result.detail}
+        return row | {"value": None, "formula": None, "expression": None, "inputs": [], "gap": gap}
+    return row | {
+        "value": float(result.value),
+        "formula": result.formula,
+        "expression": result.expression,
+        "inputs": [i.as_dict() for i in result.inputs],
+        "gap": None,
+    }
+
+
+def _write_csv(report: KpiReport) -> None:
+    writer = csv.writer(sys.stdout)
+    writer.writerow(
+        ["company", "kpi", "period", "value", "unit", "formula", "expression", "inputs", "gap"]
+    )
+    for company in report.companies:
+        for result in company.results:
+            row = _row(company, result, report)
+            inputs = "; ".join(
+                f"{i['term']}={i['value']} ({Path(i['document']).name} p.{i['page']})"
+                for i in row["inputs"]
+            )
+            gap = row["gap"]
+            writer.writerow(
+                [
+                    row["company"],
+                    row["kpi"],
+                    row["period"],
+                    "" if row["value"] is None else row["value"],
+                    row["unit"],
+                    row["formula"] or "",
+                    row["expression"] or "",
+                    inputs,
+                    f"{gap['reason']}: {gap['detail']}" if gap else "",
+                ]
+            )
+
+
+def _series(report: KpiReport):
+    series, skipped = [], 0
+    for company in report.companies:
+        found, gaps = build_series(company.short, company.results)
+        series += found
+        skipped += gaps
+    return series, skipped
+
+
+def _chart_title(report: KpiReport) -> str:
+    return (
+        ", ".join(c.name for c in report.companies)
+        + ": "
+        + ", ".join(k.display.lower() for k in report.kpis[:4])
+        + (", …" if len(report.kpis) > 4 else "")
+    )
+
+
+def _print_chart(report: KpiReport) -> None:
+    series, skipped = _series(report)
+    if not series:
+        err.print("nothing to chart: no KPI value was computed")
+        return
+    color = out.is_terminal and out.color_system is not None
+    text = terminal_chart(
+        series, report.periods, title=_chart_title(report), width=out.width, color=color
+    )
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+    if skipped:
+        err.print(Text(f"{skipped} value(s) not computed are not charted", style="dim"))
+
+
+def _write_png(report: KpiReport, path: Path) -> None:
+    series, skipped = _series(report)
+    if not series:
+        err.print("no PNG written: no KPI value was computed")
+        return
+    sources = sorted(
+        {
+            Path(i.value.fact.document).name
+            for c in report.companies
+            for r in c.results
+            if isinstance(r, KpiValue)
+            for i in r.inputs
+        }
+    )
+    note = f"{skipped} value(s) not computed are not drawn" if skipped else ""
+    size = png_chart(
+        series, report.periods, path, title=_chart_title(report), sources=sources, note=note
+    )
+    err.print(f"wrote {path} ({size / 1024:.0f} KB)")
+
+
+@contextlib.contextmanager
+def _spinner(message: str) -> Iterator[None]:
+    """A spinner on stderr while it is a terminal; nothing in pipes and logs."""
+    if not err.is_terminal:
+        yield
+        return
+    with err.status(message, spinner="dots"):
+        yield
