@@ -253,10 +253,19 @@ def test_results_by_route_and_variants_compared(facts_db: str, tmp_path: Path) -
             out_dir=out,
             llm=llm,
         )
+        with store.connect() as conn:
+            recorded = dict(
+                conn.execute(
+                    "SELECT id, settings->'answer' FROM eval_runs WHERE id = ANY(%s)",
+                    ([r.run_id for r in comparison.variants.values()],),
+                ).fetchall()
+            )
     assert not llm.replies and len(llm.calls) == 2
     text, facts = comparison.variants["text"], comparison.variants["facts+text:no-llm"]
     assert text.settings["answer"]["facts_route"] is False
     assert facts.settings["answer"]["use_llm"] is False
+    assert recorded[text.run_id]["facts_route"] is False  # the store's record tells them apart
+    assert recorded[facts.run_id]["use_llm"] is False
     assert [r.route for r in text.results] == ["text", "text"]
     assert "facts_route" in text.results[0].route_reason
     sales, ceo = facts.results

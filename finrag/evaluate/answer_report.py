@@ -15,6 +15,7 @@ _CSV_FIELDS = (
     "id",
     "question_type",
     "route",
+    "route_reason",
     "company",
     "refused",
     "error",

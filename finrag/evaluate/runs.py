@@ -51,6 +51,7 @@ def start_run(
         "variants": [getattr(v, "name", str(v)) for v in variants],
         "embed": settings.embed.model_dump(mode="json"),
         "retrieve": settings.retrieve.model_dump(mode="json"),
+        "answer": settings.answer.model_dump(mode="json"),  # which route, whether a model
         "llm": settings.llm.model_dump(mode="json"),
     }
     run_id = conn.execute(
