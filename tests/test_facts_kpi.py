@@ -287,6 +287,21 @@ def test_a_question_defined_formula_is_computed_as_written(conn) -> None:
 
 
 @needs_edgar
+def test_negative_inputs_and_a_zero_denominator(conn) -> None:
+    apple = _company(conn, "Apple")
+    # Balance sheet: accumulated deficit (19,154) at the end of FY2024.
+    deficit = evaluate(conn, apple, "retained_earnings - 1", FY2024, unit="money")
+    assert isinstance(deficit, KpiValue)
+    assert deficit.expression == "-19154000000 - 1"
+    assert calculate(deficit.expression).value == float(deficit.value) == -19_154_000_001
+    # Cash flows, FY2024: proceeds from issuance of term debt, net, printed as "—".
+    zero = evaluate(conn, apple, "revenue / debt_issued", FY2024)
+    assert isinstance(zero, KpiGap)
+    assert zero.reason == "calculation"
+    assert zero.detail == "division by zero in revenue / debt_issued for FY2024"
+
+
+@needs_edgar
 def test_a_formula_naming_no_metric_is_a_usage_error(conn) -> None:
     apple = _company(conn, "Apple")
     with pytest.raises(UsageError, match="write capital_expenditure"):
