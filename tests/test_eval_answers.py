@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from finrag.answer.extraction import CalculationOutcome
 from finrag.answer.pipeline import Asker
+from finrag.answer.result import Answer
 from finrag.config import load_settings
 from finrag.db import open_store
 from finrag.embed import get_embedder
@@ -18,6 +20,7 @@ from finrag.evaluate.answer_report import write_answer_report
 from finrag.evaluate.answers import RESULTS_FILE, evaluate_answers
 from finrag.evaluate.correctness import answer_polarity, score_correctness
 from finrag.evaluate.dataset import load_dataset
+from finrag.evaluate.traceable import untraceable_numbers
 from finrag.llm.fake import FakeLLM
 from tests.conftest import clean_env, run_finrag
 from tests.corpus import add_small_filings, excerpt_number
@@ -270,7 +273,7 @@ def test_results_by_route_and_variants_compared(facts_db: str, tmp_path: Path) -
     assert "facts_route" in text.results[0].route_reason
     sales, ceo = facts.results
     assert sales.route == "facts" and sales.auto_correct is True and sales.error is None
-    assert sales.numbers_untraceable == 0 and sales.tokens == {"prompt": 0, "completion": 0}
+    assert sales.numbers_untraceable == [] and sales.tokens == {"prompt": 0, "completion": 0}
     assert ceo.route == "text" and ceo.refused and ceo.numbers_untraceable is None
     assert text.results[0].auto_correct is True and text.results[1].refused
 
@@ -385,3 +388,34 @@ def test_cli_no_llm_runs_without_the_model(facts_db: str, tmp_path: Path) -> Non
     plain = run_finrag("eval", "answers", str(dataset), "--no-llm", env=env)
     assert plain.returncode == 0, plain.stderr
     assert "by route" in plain.stdout and "by question type" in plain.stdout
+
+
+def test_untraceable_numbers_of_a_facts_answer() -> None:
+    sales = [{"value": "383285000000"}, {"value": "391035000000"}]
+    growth = CalculationOutcome(
+        "revenue growth",
+        "percent_change(383285, 391035)",
+        result=2.0220,
+        inputs=[{"text": "383,285", "value": 383285.0, "sources": [1]}],
+    )
+
+    def answer(text: str, route: str = "facts", **fields) -> Answer:
+        return Answer(question="q", answer=text, route=route, **fields)
+
+    stated = answer(
+        "Apple's revenue in FY2024 Q3 (the three months ended June 28, 2025) went from "
+        "$383,285 million [1] to $391.0 billion [2], up 2.0%.",
+        fact_values=sales,
+        calculations=[growth],
+    )
+    assert untraceable_numbers(stated) == []
+    # A difference the template worked out itself is no fact and no calculation result.
+    extra = answer("Revenue rose 2.0% ($7,750 million) [1, 2].", fact_values=sales)
+    extra.calculations = [growth]
+    assert untraceable_numbers(extra) == ["$7,750 million"]
+    assert untraceable_numbers(answer("Margin was 46.9% [1].", fact_values=sales)) == ["46.9%"]
+    # A mixed answer also carries what the pipeline's number check found in its text.
+    problem = {"number": "$12 million", "sentence": "s", "reason": "r"}
+    mixed = answer("Sales were $383,285 million [1].", "mixed", fact_values=sales)
+    mixed.unverified_numbers = [problem]
+    assert untraceable_numbers(mixed) == ["$12 million"]

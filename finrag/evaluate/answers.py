@@ -21,6 +21,7 @@ from finrag.db import Store
 from finrag.evaluate.correctness import judge, score_correctness
 from finrag.evaluate.dataset import EvalQuestion, document_key
 from finrag.evaluate.runs import finish_run, percentile, start_run
+from finrag.evaluate.traceable import untraceable_numbers
 from finrag.llm import LLMError
 from finrag.llm.prompts import prompt_digests
 
@@ -60,9 +61,9 @@ class AnswerResult:
     # before routes existed load as "text", the only route there was.
     route: str = "text"
     route_reason: str | None = None
-    # Numbers of an answer built on facts (facts or mixed route) that are no fact value
-    # and no calculation result: the number check's findings. None for the text route.
-    numbers_untraceable: int | None = None
+    # Numbers of an answer built on facts (facts or mixed route) that no fact value and
+    # no calculation gave, as written (finrag.evaluate.traceable). None for the text route.
+    numbers_untraceable: list[str] | None = None
 
 
 @dataclass
@@ -131,7 +132,7 @@ def score_answer(
         cited=cited,
         route=a.route,
         route_reason=a.retrieval.get("route_reason"),
-        numbers_untraceable=len(a.unverified_numbers) if on_facts else None,
+        numbers_untraceable=untraceable_numbers(a) if on_facts else None,
     )
 
 
@@ -247,10 +248,7 @@ def _untraceable(results: Sequence[AnswerResult]) -> dict[str, Any]:
     """Answers built on facts whose text states a number that is no fact value and no
     calculation result: their share, and how many such numbers in all."""
     checked = [r.numbers_untraceable for r in results if r.numbers_untraceable is not None]
-    return {
-        **_share([n > 0 for n in checked]),
-        "numbers": sum(checked),
-    }
+    return {**_share([bool(n) for n in checked]), "numbers": sum(len(n) for n in checked)}
 
 
 def _breakdown(group: Sequence[AnswerResult]) -> dict[str, Any]:

@@ -1,0 +1,53 @@
+"""Which numbers of an answer built on facts did no fact and no calculation give?
+
+Checked here, apart from the pipeline, so that "zero untraceable numbers" is measured
+rather than assumed: a facts-route answer's text is read for amounts, and each must be a
+value of the facts it used (up to the scale it is written in) or a calculation's result
+or input, to the precision it is shown at. Dates and fiscal labels are periods, not
+claims. A mixed answer also reads excerpts, so the pipeline's own number check (its
+``unverified_numbers``) counts for it too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from finrag.answer.numbers import Amount, found_in, material, parse_amounts
+from finrag.answer.result import Answer
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_DATE = re.compile(rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:,\s*\d{{4}})?\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b")
+# What the template writes beside a figure to say its period: 'three months', '12 months'.
+_SPAN = re.compile(r"\b\d{1,2}\s+(?:months?|weeks?)\b", re.I)
+_SHOWN_REL = 0.005  # a figure shown rounded ("46.2%" for 46.206) still traces to its value
+
+
+def untraceable_numbers(answer: Answer) -> list[str]:
+    """The amounts in ``answer``'s text no fact value or calculation gave, as written."""
+    known = _known(answer)
+    text = _SPAN.sub(" ", _DATE.sub(" ", answer.answer))
+    found = [
+        a.text.strip("()")
+        for a in material(parse_amounts(text))
+        if not found_in(a, known, rel=_SHOWN_REL)
+    ]
+    if answer.route == "mixed":
+        found += [p["number"] for p in answer.unverified_numbers if p["number"] not in found]
+    return found
+
+
+def _known(answer: Answer) -> list[Amount]:
+    values: list[float] = []
+    for fact in answer.fact_values:
+        try:
+            values.append(float(fact["value"]))
+        except (KeyError, TypeError, ValueError):
+            continue
+    for calc in answer.calculations:
+        if calc.result is not None:
+            values.append(calc.result)
+        values += [float(i["value"]) for i in calc.inputs if i.get("value") is not None]
+    return [Amount(v, 1.0, False, False, str(v), False) for v in values]
