@@ -294,6 +294,7 @@ def test_results_by_route_and_variants_compared(facts_db: str, tmp_path: Path) -
     report_md = (out / "facts+text-no-llm" / "answers.md").read_text()
     assert "## By route" in report_md and "## By question type" in report_md
     assert "| facts | 1 | 1.000 | 1.000 |" in report_md
+    assert "| 0 of 1 answers (0 numbers) |" in report_md
     assert "`apple-sales-2023` **right**, facts route" in report_md
     compared = (out / "comparison.md").read_text()
     assert "| correct, route facts | — | 1.000 (1) |" in compared

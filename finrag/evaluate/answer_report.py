@@ -125,8 +125,8 @@ def _latency(latency: dict | None) -> str:
 
 
 def _untraceable(found: dict) -> str:
-    """'2 in 1 of 5 answers'; '—' where no answer was built on facts."""
+    """'1 of 5 answers (2 numbers)'; '—' where no answer was built on facts."""
     if not found or not found.get("n"):
         return "—"
     with_any = round(found["value"] * found["n"])
-    return f"{found['numbers']} in {with_any} of {found['n']} answers"
+    return f"{with_any} of {found['n']} answers ({found['numbers']} numbers)"
