@@ -9,7 +9,7 @@ functions: prev(x), open(x), avg(x), ago(x, n). kpis.toml documents what each me
 from __future__ import annotations
 
 import ast
-from functools import cache
+from functools import lru_cache
 
 DAYS = "days"
 # name: how many arguments
@@ -23,7 +23,7 @@ class FormulaError(ValueError):
     """The text is not a formula of the language; the message says what is wrong."""
 
 
-@cache
+@lru_cache(maxsize=1024)  # bounded: questions bring formulas of their own
 def parse_formula(text: str) -> ast.expr:
     """The formula's checked syntax tree, or FormulaError."""
     if len(text) > _MAX_CHARS:
