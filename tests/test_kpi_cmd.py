@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from finrag.cli.kpi_cmd import DEFAULT_KPIS
 from finrag.config import load_settings
 from finrag.db import open_store
 from finrag.db.companies import require_company
@@ -24,6 +23,7 @@ from finrag.db.embedded import EmbeddedServer
 from finrag.errors import ExitCode
 from finrag.facts.charts import Series, build_series, format_value, png_chart, terminal_chart
 from finrag.facts.kpi import kpi, kpi_table
+from finrag.facts.kpi_report import DEFAULT_KPIS
 from finrag.facts.lookup import Period
 from finrag.ingest.pipeline import ingest
 from tests.conftest import DEAD_OLLAMA, SHARED, clean_env, run_finrag

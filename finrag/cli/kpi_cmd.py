@@ -8,14 +8,11 @@ import csv
 import re
 import shlex
 import sys
-from collections import Counter
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import click
-import psycopg
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -23,56 +20,20 @@ from rich.text import Text
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state
 from finrag.db import Store, open_store
-from finrag.db.companies import require_company
 from finrag.errors import ExitCode, UsageError
 from finrag.facts.charts import build_series, format_value, png_chart, terminal_chart
-from finrag.facts.kpi import Kpi, KpiGap, KpiValue, available_periods, kpi, kpi_table, kpis
-from finrag.facts.lookup import Period
-
-# A short set that reads a company at a glance; `--kpi all` shows every KPI defined.
-DEFAULT_KPIS = (
-    "gross_margin",
-    "operating_margin",
-    "net_margin",
-    "ebitda_margin",
-    "current_ratio",
-    "debt_to_equity",
-    "roe",
-    "fcf_margin",
-    "revenue_growth",
+from finrag.facts.kpi import KpiGap, KpiValue
+from finrag.facts.kpi_report import (
+    DEFAULT_KPIS,
+    KpiReport,
+    choose_kpis,
+    gap_note,
+    kpi_report,
+    why_none,
 )
+
 _YEARS = re.compile(r"(?:FY)?(\d{4})(?:\s*(?:-|–|to|\.\.)\s*(?:FY)?(\d{4}))?", re.I)
 _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-@dataclass
-class CompanyKpis:
-    name: str
-    ticker: str | None
-    periods: list[Period]
-    results: list[KpiValue | KpiGap] = field(default_factory=list)
-
-    @property
-    def short(self) -> str:
-        return self.ticker or self.name
-
-
-@dataclass
-class KpiReport:
-    """KPIs by period for each company asked about, in the order asked."""
-
-    kpis: list[Kpi]
-    companies: list[CompanyKpis]
-
-    @property
-    def periods(self) -> list[str]:
-        """Every company's periods, oldest first: the table's columns."""
-        held = {p for c in self.companies for p in c.periods}
-        return [p.label for p in sorted(held, key=lambda p: (p.fiscal_year, p.fiscal_quarter or 0))]
-
-    @property
-    def computed(self) -> int:
-        return sum(isinstance(r, KpiValue) for c in self.companies for r in c.results)
 
 
 def kpi_command(
@@ -125,7 +86,7 @@ def kpi_command(
     ):
         report = kpi_report(conn, companies, chosen, span, quarterly=quarterly)
     if as_json:
-        print_json(report_json(report))
+        print_json(report.as_dict())
     elif as_csv:
         _write_csv(report)
     else:
@@ -152,7 +113,7 @@ def chat_kpi(store: Store, line: str, *, as_json: bool) -> dict[str, Any] | None
     with store.connect() as conn, _spinner("computing KPIs"):
         report = kpi_report(conn, params["companies"], chosen, span, quarterly=params["quarterly"])
     if as_json:
-        return report_json(report)
+        return report.as_dict()
     _print_tables(report)
     _finish(report, chart=params["chart"], png=params["png"])
     return None
@@ -187,21 +148,6 @@ def _finish(report: KpiReport, *, chart: bool, png: Path | None) -> None:
         err.print(Text(f"no KPI computed: {why_none(report)}", style="yellow"))
 
 
-def choose_kpis(names: Sequence[str] | None) -> list[Kpi]:
-    """The KPIs named (names or aliases, comma-separated or repeated), 'all', or the
-    default set; an unknown name is a usage error with close matches."""
-    wanted = [n.strip() for given in names or () for n in given.split(",") if n.strip()]
-    if not wanted:
-        return [kpi(name) for name in DEFAULT_KPIS]
-    if any(n.lower() == "all" for n in wanted):
-        return kpis()
-    chosen: dict[str, Kpi] = {}
-    for name in wanted:
-        found = kpi(name)
-        chosen.setdefault(found.name, found)
-    return list(chosen.values())
-
-
 def parse_years(text: str | None) -> tuple[int, int] | None:
     """'2019-2023', 'FY2019-FY2023' or '2023' as (first, last) fiscal years."""
     if text is None:
@@ -215,42 +161,6 @@ def parse_years(text: str | None) -> tuple[int, int] | None:
     if first > last:
         raise UsageError(f"--years {text!r} runs backwards", hint=f"write {last}-{first}")
     return first, last
-
-
-def kpi_report(
-    conn: psycopg.Connection,
-    companies: Sequence[str],
-    chosen: Sequence[Kpi],
-    years: tuple[int, int] | None,
-    *,
-    quarterly: bool = False,
-) -> KpiReport:
-    """Each company's KPIs over the periods the store holds for it (within ``years``)."""
-    report = KpiReport(list(chosen), [])
-    seen: set[int] = set()
-    for text in companies:
-        company_id, name, ticker = require_company(conn, text)
-        if company_id in seen:  # "Apple" and "AAPL": one company, shown once
-            continue
-        seen.add(company_id)
-        periods = available_periods(conn, company_id, quarterly=quarterly)
-        if years is not None:
-            periods = [p for p in periods if years[0] <= p.fiscal_year <= years[1]]
-        results = kpi_table(conn, company_id, chosen, periods) if periods else []
-        report.companies.append(CompanyKpis(name, ticker, periods, results))
-    return report
-
-
-def why_none(report: KpiReport) -> str:
-    """A sentence saying why nothing was computed: no periods, or the gaps' reasons."""
-    empty = [c.name for c in report.companies if not c.periods]
-    if empty and len(empty) == len(report.companies):
-        return (
-            f"the store holds no statement facts for {', '.join(empty)} in the periods asked "
-            "(finrag facts COMPANY shows what it holds)"
-        )
-    reasons = Counter(r.reason for c in report.companies for r in c.results)
-    return ", ".join(f"{n} {reason}" for reason, n in reasons.most_common()) + " (see the notes)"
 
 
 def kpi_tables(report: KpiReport) -> Iterator[Table | Text]:
@@ -302,53 +212,6 @@ def _cell(result: KpiValue | KpiGap | None, unit: str, who: str, notes: dict[str
     return "—" + str(number).translate(_SUPERSCRIPT)
 
 
-def gap_note(gap: KpiGap) -> str:
-    """Why a KPI has no value, short enough to share: the line items missing, period by
-    period ("no current_assets, current_liabilities for FY2022 in the store"), or the
-    conflict or failed calculation as the engine words it."""
-    if gap.reason != "missing" or not gap.unresolved:
-        return f"{gap.period}: {gap.reason}: {gap.detail}"
-    by_period: dict[str, list[str]] = {}
-    for item in gap.unresolved:
-        by_period.setdefault(item.period, []).append(item.metric)
-    by_names: dict[tuple[str, ...], list[str]] = {}
-    for period, names in by_period.items():
-        by_names.setdefault(tuple(dict.fromkeys(names)), []).append(period)
-    return "; ".join(
-        f"no {', '.join(names)} for {', '.join(sorted(periods))} in the store"
-        for names, periods in by_names.items()
-    )
-
-
-def report_json(report: KpiReport) -> dict[str, Any]:
-    return {
-        "companies": [c.name for c in report.companies],
-        "periods": report.periods,
-        "kpis": [_row(c, r, report) for c in report.companies for r in c.results],
-    }
-
-
-def _row(company: CompanyKpis, result: KpiValue | KpiGap, report: KpiReport) -> dict[str, Any]:
-    chosen = next(k for k in report.kpis if k.name == result.name)
-    row: dict[str, Any] = {
-        "company": company.name,
-        "kpi": result.name,
-        "display": chosen.display,
-        "period": result.period,
-        "unit": chosen.unit,
-    }
-    if isinstance(result, KpiGap):
-        gap = {"reason": result.reason, "detail": result.detail}
-        return row | {"value": None, "formula": None, "expression": None, "inputs": [], "gap": gap}
-    return row | {
-        "value": float(result.value),
-        "formula": result.formula,
-        "expression": result.expression,
-        "inputs": [i.as_dict() for i in result.inputs],
-        "gap": None,
-    }
-
-
 def _write_csv(report: KpiReport) -> None:
     writer = csv.writer(sys.stdout)
     writer.writerow(
@@ -356,7 +219,7 @@ def _write_csv(report: KpiReport) -> None:
     )
     for company in report.companies:
         for result in company.results:
-            row = _row(company, result, report)
+            row = report.row(company, result)
             inputs = "; ".join(
                 f"{i['term']}={i['value']} ({Path(i['document']).name} p.{i['page']})"
                 for i in row["inputs"]
@@ -400,7 +263,7 @@ def _print_chart(report: KpiReport) -> None:
     if not series:
         err.print("nothing to chart: no KPI value was computed")
         return
-    color = out.is_terminal and out.color_system is not None
+    color = out.is_terminal and out.color_system is not None and not out.no_color
     text = terminal_chart(
         series, report.periods, title=_chart_title(report), width=out.width, color=color
     )

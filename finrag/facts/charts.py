@@ -186,27 +186,33 @@ def png_chart(
     from matplotlib import pyplot
 
     panels = by_unit(series)
-    # Same KPI, same colour; same company, same dash and marker: comparisons read at once.
-    colours = {
-        k: f"C{i % 10}" for i, k in enumerate(dict.fromkeys(s.kpi or s.label for s in series))
-    }
-    styles = {c: i for i, c in enumerate(dict.fromkeys(s.company for s in series))}
+    # A KPI keeps its colour (and a company its dash) through the panel: a comparison reads
+    # at once. Past ten KPIs in a panel the colours come round again with another marker.
+    companies = {c: i for i, c in enumerate(dict.fromkeys(s.company for s in series))}
+    # Each panel tall enough for its legend (beside it): about a fifth of an inch a line.
+    heights = [max(2.8, 0.2 * len(group) + 0.6) for group in panels.values()]
     figure, axes = pyplot.subplots(
-        len(panels), 1, figsize=(10, 3 * len(panels) + 0.8), dpi=100, squeeze=False
+        len(panels),
+        1,
+        figsize=(10, sum(heights) + 0.8),
+        dpi=100,
+        squeeze=False,
+        gridspec_kw={"height_ratios": heights},
     )
     try:
         xs = list(range(len(periods)))
         for ax, (unit, group) in zip(axes[:, 0], panels.items(), strict=True):
+            kpis = {k: i for i, k in enumerate(dict.fromkeys(s.kpi or s.label for s in group))}
             for s in group:
-                style = styles[s.company]
+                shade = kpis[s.kpi or s.label]
                 # NaN breaks the line where a period has no value rather than bridging it.
                 ax.plot(
                     xs,
                     [s.points.get(p, math.nan) for p in periods],
                     label=s.label,
-                    color=colours[s.kpi or s.label],
-                    linestyle=_DASHES[style % len(_DASHES)],
-                    marker=_PNG_MARKERS[style % len(_PNG_MARKERS)],
+                    color=f"C{shade % 10}",
+                    marker=_PNG_MARKERS[(shade // 10 + companies[s.company]) % len(_PNG_MARKERS)],
+                    linestyle=_DASHES[companies[s.company] % len(_DASHES)],
                 )
             ax.set_xticks(xs, list(periods))
             ax.set_ylabel(AXIS_LABELS.get(unit, unit))
