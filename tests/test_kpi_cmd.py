@@ -16,15 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from finrag.cli.kpi_cmd import parse_years
 from finrag.config import load_settings
 from finrag.db import open_store
 from finrag.db.companies import require_company
 from finrag.db.embedded import EmbeddedServer
-from finrag.errors import ExitCode
+from finrag.errors import ExitCode, UsageError
 from finrag.facts.charts import Series, build_series, format_value, png_chart, terminal_chart
-from finrag.facts.kpi import kpi, kpi_table
-from finrag.facts.kpi_report import DEFAULT_KPIS
-from finrag.facts.lookup import Period
+from finrag.facts.kpi import KpiGap, kpi, kpi_table
+from finrag.facts.kpi_report import DEFAULT_KPIS, choose_kpis, gap_note
+from finrag.facts.lookup import Period, Unresolved
 from finrag.ingest.pipeline import ingest
 from tests.conftest import DEAD_OLLAMA, SHARED, clean_env, run_finrag
 
@@ -128,6 +129,50 @@ def test_png_chart_is_a_small_real_png(tmp_path: Path) -> None:
     assert data.startswith(PNG_MAGIC)
     assert size == len(data)
     assert 1_000 < size < 200_000
+
+
+@pytest.mark.parametrize(
+    ("text", "span"),
+    [("2023", (2023, 2023)), ("2019-2023", (2019, 2023)), ("FY2019 - FY2023", (2019, 2023))],
+)
+def test_years_as_written(text: str, span: tuple[int, int]) -> None:
+    assert parse_years(text) == span
+
+
+@pytest.mark.parametrize("text", ["2023-2019", "last year", "23", "2019-"])
+def test_years_that_are_not_a_range(text: str) -> None:
+    with pytest.raises(UsageError):
+        parse_years(text)
+
+
+def test_kpis_by_name_alias_list_or_all() -> None:
+    assert [k.name for k in choose_kpis(None)] == list(DEFAULT_KPIS)
+    chosen = choose_kpis(["gross profit margin, dpo", "roe", "gross_margin"])
+    assert [k.name for k in chosen] == ["gross_margin", "dpo", "roe"], "aliases, once each"
+    assert len(choose_kpis(["all"])) >= 25
+    with pytest.raises(UsageError) as raised:
+        choose_kpis(["opertaing margin"])
+    assert "operating_margin" in (raised.value.hint or "")
+
+
+def test_a_gap_note_names_what_is_missing_once_for_all_periods() -> None:
+    gap = KpiGap(
+        "roa",
+        "FY2022",
+        "missing",
+        "long engine detail",
+        (
+            Unresolved("total_assets", "FY2021", "missing", "no total_assets for FY2021"),
+            Unresolved("total_assets", "FY2022", "missing", "no total_assets for FY2022"),
+            Unresolved("net_income", "FY2022", "missing", "no net_income for FY2022"),
+        ),
+    )
+    assert gap_note(gap) == (
+        "no total_assets for FY2021 in the store; "
+        "no total_assets, net_income for FY2022 in the store"
+    )
+    conflict = KpiGap("net_margin", "FY2022", "ambiguous", "two values for revenue FY2022")
+    assert gap_note(conflict) == "FY2022: ambiguous: two values for revenue FY2022"
 
 
 # --- the real command over a real store ------------------------------------------------
