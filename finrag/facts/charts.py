@@ -137,9 +137,9 @@ def terminal_chart(
         figure.label(AXIS_LABELS.get(unit, unit), axis="y")
         # The legend is written under the panel: plotext's own box sits on the lines.
         legend = _wrap([f"{_marker(i)} {s.label}" for i, s in enumerate(group)], width)
-        panels.append(figure.build().string(colorless=not color) + "\n" + legend)
+        panels.append(figure.build().string(colorless=not color).rstrip("\n") + "\n" + legend)
     figure.clear()
-    return "\n".join(panels)
+    return "\n\n".join(panels)
 
 
 def _save_small(figure, path: Path) -> None:
