@@ -39,12 +39,15 @@ _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 def kpi_command(
     ctx: typer.Context,
     companies: Annotated[
-        list[str], typer.Argument(help="Company names, aliases or tickers in the store.")
+        list[str],
+        typer.Argument(help="Company names, aliases or tickers in the store.", metavar="COMPANY"),
     ],
     years: Annotated[
         str | None,
         typer.Option(
-            "--years", help="Fiscal years: 2019-2023 or 2023 (default: all the store holds)."
+            "--years",
+            metavar="YEARS",
+            help="Fiscal years: 2019-2023 or 2023 (default: all the store holds).",
         ),
     ] = None,
     quarterly: Annotated[
@@ -54,6 +57,7 @@ def kpi_command(
         list[str] | None,
         typer.Option(
             "--kpi",
+            metavar="NAME",
             help="KPI names or aliases, repeated or comma-separated; 'all' for every KPI "
             f"(default: {', '.join(DEFAULT_KPIS)}).",
         ),
@@ -68,7 +72,8 @@ def kpi_command(
         bool, typer.Option("--chart", help="Print a line chart after the table.")
     ] = False,
     png: Annotated[
-        Path | None, typer.Option("--png", help="Write a PNG chart to PATH.", dir_okay=False)
+        Path | None,
+        typer.Option("--png", metavar="PATH", help="Write a PNG chart to PATH.", dir_okay=False),
     ] = None,
 ) -> None:
     """KPIs by period (margins, returns, liquidity, leverage, growth), computed from the
