@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from finrag.answer.facts_route import FLAG, metric_question
+from finrag.answer.facts_route import FLAG
+from finrag.answer.phrasing import check_phrasing
 from finrag.answer.pipeline import Asker
 from finrag.db.embedded import EmbeddedServer
 from finrag.errors import ExitCode
@@ -21,36 +22,6 @@ from tests.test_facts_ingest import _filing
 
 BESTBUY = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
 NOT_ANSWERABLE = {"answerable": False, "facts": [], "calculations": []}
-
-
-@pytest.mark.parametrize(
-    ("question", "name"),
-    [
-        ("What was Best Buy's revenue in the second quarter of fiscal 2024?", "revenue"),
-        ("Best Buy net sales Q2 FY24", "revenue"),
-        ("What was 3M's FY2018 capital expenditure?", "capital_expenditure"),
-        ("Apple capex in fiscal 2023", "capital_expenditure"),
-        ("What was Apple's cost of revenue in 2023?", "cost_of_revenue"),
-        ("What were Apple's total assets at the end of fiscal 2023?", "total_assets"),
-        ("What was Apple's diluted EPS in 2023?", "eps_diluted"),
-        ("What was Apple's net change in cash in 2023?", "change_in_cash"),
-        ("What was Best Buy's revenue growth in Q2 FY2024?", None),
-        ("How did Apple's revenue change in 2023?", None),
-        ("Compare Apple's revenue in 2023 and 2022", None),
-        ("Apple revenue vs net income 2023", None),
-        ("What was Apple's revenue and net income in 2023?", None),
-        ("What was Apple's gross margin in 2023?", None),
-        ("What was Apple's free cash flow in 2023?", None),
-        ("What was Apple's cash flow from investing in 2023?", None),
-        ("What drove Apple's revenue in 2023?", None),
-        ("Why did Apple's capex fall in 2023?", None),
-        ("What is Apple's average inventory in 2023?", None),
-        ("Who is Apple's chief executive?", None),
-    ],
-)
-def test_a_question_names_one_line_item_or_none(question: str, name: str | None) -> None:
-    found = metric_question(question)
-    assert (found.name if found else None) == name
 
 
 @pytest.fixture(scope="module")
@@ -78,16 +49,27 @@ def facts_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     EmbeddedServer(home).delete_cluster()
 
 
-@pytest.fixture
-def asker(facts_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Asker, FakeLLM]]:
-    """An Asker on the module's store whose model has no reply: a call to it fails."""
+def _asker(home: Path, monkeypatch: pytest.MonkeyPatch, **answer) -> Iterator[tuple]:
     from finrag.config import load_settings
     from finrag.db import open_store
 
-    monkeypatch.setenv("FINRAG_HOME", str(facts_home))
+    monkeypatch.setenv("FINRAG_HOME", str(home))
     llm = FakeLLM([])
-    with open_store(load_settings()) as store:
-        yield Asker(store, load_settings(), llm=llm), llm
+    settings = load_settings(answer=answer)
+    with open_store(settings) as store:
+        yield Asker(store, settings, llm=llm), llm
+
+
+@pytest.fixture
+def asker(facts_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Asker, FakeLLM]]:
+    """An Asker on the module's store with the model off (--no-llm): template answers."""
+    yield from _asker(facts_home, monkeypatch, use_llm=False)
+
+
+@pytest.fixture
+def model_asker(facts_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple]:
+    """An Asker whose model is a script (empty until a test fills it)."""
+    yield from _asker(facts_home, monkeypatch)
 
 
 def test_a_quarter_line_item_is_answered_from_facts_without_the_model(asker) -> None:
@@ -135,6 +117,49 @@ def test_a_year_asks_for_the_full_year_or_the_balance_at_its_end(asker) -> None:
     assert llm.calls == []
 
 
+def test_kpis_changes_and_growth_are_computed_from_cited_cells(asker) -> None:
+    ask, llm = asker
+    # Best Buy's statement of earnings, page 4: revenue 9,583 and 10,329 (Q2 FY24, FY23),
+    # gross profit 2,220: 2,220 / 9,583 = 23.17 %; 9,583 / 10,329 - 1 = -7.22 %.
+    margin = ask.ask("What was Best Buy's gross margin in Q2 of fiscal 2024?")
+    assert margin.route == "facts", margin.retrieval["route_reason"]
+    assert margin.answer == "Best Buy's gross margin in FY2024 Q2 was 23.2% [1, 2]."
+    assert [c.quote for c in margin.citations] == ["Gross profit: 2,220", "Revenue: $9,583"]
+    assert all(c.pages == [4, 4] for c in margin.citations)
+    (calc,) = margin.calculations
+    assert calc.expression == "100 * 2220 / 9583" and round(calc.result, 2) == 23.17
+    assert [i["sources"] for i in calc.inputs] == [[1], [2]]
+
+    growth = ask.ask("What was Best Buy's revenue growth in the second quarter of fiscal 2024?")
+    assert growth.route == "facts", growth.retrieval["route_reason"]
+    assert "-7.2% [1, 2]" in growth.answer
+    assert {c.section.split(" · ")[-1] for c in growth.citations} == {"FY2024 Q2", "FY2023 Q2"}
+
+    # Apple's statement of operations (the Markdown 10-K): net income 96,995 -> 93,736.
+    change = ask.ask("How did Apple's net income change from FY2023 to FY2024?")
+    assert change.route == "facts", change.retrieval["route_reason"]
+    assert "went from $96,995 million in FY2023" in change.answer
+    assert "to $93,736 million in FY2024" in change.answer
+    assert "down 3.4% ($3,259 million)" in change.answer
+    assert change.calculations[0].expression == "percent_change(96995, 93736)"
+
+    fell = ask.ask("Did Apple's net income increase between fiscal 2023 and fiscal 2024?")
+    assert fell.answer.startswith("No. ")
+    assert llm.calls == []
+
+
+def test_a_formula_the_question_defines_is_computed_as_defined(asker) -> None:
+    ask, _ = asker
+    answer = ask.ask(
+        "What was Apple's FY2024 net margin? Net margin is defined as net income divided by "
+        "total net sales. Round your answer to two decimal places."
+    )
+    assert answer.route == "facts", answer.retrieval["route_reason"]
+    # 93,736 / 391,035 (the statement of operations): 0.2397 as defined, not 24.0 %.
+    assert "0.24 [1, 2]" in answer.answer
+    assert answer.calculations[0].expression == "93736 / 391035"
+
+
 def _text_route(ask: Asker, llm: FakeLLM, question: str):
     llm.replies = [NOT_ANSWERABLE]
     answer = ask.ask(question)
@@ -145,22 +170,85 @@ def _text_route(ask: Asker, llm: FakeLLM, question: str):
     return answer
 
 
-def test_a_computation_or_comparison_goes_the_text_route(asker) -> None:
-    ask, llm = asker
-    growth = _text_route(
-        ask, llm, "What was Best Buy's revenue growth in the second quarter of fiscal 2024?"
-    )
-    assert "line item" in growth.retrieval["route_reason"]
-    _text_route(ask, llm, "Compare Best Buy's revenue and operating income in Q2 fiscal 2024")
-
-
-def test_a_period_the_store_lacks_goes_the_text_route(asker) -> None:
-    ask, llm = asker
+def test_what_the_facts_cannot_answer_goes_the_text_route_with_the_reason(model_asker) -> None:
+    ask, llm = model_asker
+    segment = _text_route(ask, llm, "What was Best Buy's domestic segment revenue in Q2 FY2024?")
+    assert "segment" in segment.retrieval["route_reason"]
     # The 10-Q prints the quarter and the half, not the full year: no quarter stands in.
     year = _text_route(ask, llm, "What was Best Buy's revenue in fiscal 2024?")
-    assert year.retrieval["route_reason"] == "the facts store holds no single revenue for FY2024"
+    assert year.retrieval["route_reason"] == (
+        "facts store: missing: no revenue for FY2024 in the store"
+    )
     older = _text_route(ask, llm, "What was Best Buy's revenue in the second quarter of 2021?")
     assert "FY2021 Q2" in older.retrieval["route_reason"]
+
+
+def test_without_the_model_a_text_question_gets_excerpts_and_no_answer(asker) -> None:
+    ask, llm = asker
+    answer = ask.ask("What did Best Buy say about its store closures in Q2 of fiscal 2024?")
+    assert answer.refused and answer.refusal == "no-llm"
+    assert "Closest excerpts: [1] BESTBUY_2024Q2_10Q" in answer.answer
+    assert llm.calls == []
+
+
+def test_the_model_words_the_answer_and_may_not_change_its_numbers(model_asker) -> None:
+    ask, llm = model_asker
+    question = "What was Best Buy's gross margin in Q2 of fiscal 2024?"
+    llm.replies = ["In the second quarter of fiscal 2024 Best Buy's gross margin was 23.2% [1, 2]."]
+    worded = ask.ask(question)
+    assert worded.route == "facts" and worded.backend == "fake"
+    assert worded.answer.startswith("In the second quarter of fiscal 2024")
+    assert "23.2%" in llm.calls[0]["messages"][-1]["content"]
+    assert "100 * 2220 / 9583" in llm.calls[0]["messages"][-1]["content"]
+
+    llm.replies = ["Best Buy's gross margin was 26.1% [1]."]  # a number it was not given
+    kept = ask.ask(question)
+    assert kept.answer == "Best Buy's gross margin in FY2024 Q2 was 23.2% [1, 2]."
+    assert any("26.1% is not in the checked answer" in f for f in kept.flags)
+
+    llm.replies = []  # the model fails: the template stands
+    failed = ask.ask(question)
+    assert failed.answer == kept.answer and failed.route == "facts"
+    assert any("could not phrase" in f for f in failed.flags)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("Revenue was $9,583 million [1].", None),
+        ("Revenue was $9.9 billion [1].", "9.9 billion"),
+        ("Revenue was $9,583 million.", "source labels"),
+        ("Revenue was $9,583 million [2].", "source labels"),
+        ("No, revenue was $9,583 million [1].", "Yes/No"),
+        ("Revenue fell [1].", "leaves out"),
+    ],
+)
+def test_checking_the_model_wording(text: str, problem: str | None) -> None:
+    found = check_phrasing("Best Buy's revenue in FY2024 Q2 was $9,583 million [1].", text)
+    assert (found is None) if problem is None else (problem in found)
+
+
+def test_a_reason_question_takes_the_mixed_route_with_the_facts_first(model_asker) -> None:
+    ask, llm = model_asker
+    llm.replies = [
+        {
+            "answerable": True,
+            "facts": [{"source": 1, "quote": "Gross profit 2,220", "value": "2,220"}],
+            "calculations": [],
+        },
+        "Gross margin was 23.2% [1], lower on promotions.",
+    ]
+    answer = ask.ask("What drove Best Buy's gross margin in Q2 of fiscal 2024?")
+    assert answer.route == "mixed", answer.retrieval["route_reason"]
+    assert "reasons" in answer.retrieval["route_reason"]
+    # Excerpts [1] and [2] are the cells the facts come from; the calculation is given.
+    context = llm.calls[0]["messages"][-1]["content"]
+    assert "[1]" in context and "2,220" in context
+    assert answer.calculations[0].expression == "100 * 2220 / 9583"
+    prompt = llm.calls[1]["messages"][-1]["content"]
+    assert "23.17" in prompt
+    assert answer.unverified_numbers == []
+    assert answer.citations[0].document == "BESTBUY_2024Q2_10Q"
 
 
 def test_an_unknown_company_is_still_refused_without_the_model(asker) -> None:
@@ -180,7 +268,7 @@ def test_ask_json_shows_the_facts_route(facts_home: Path, tmp_path: Path) -> Non
         FINRAG_LLM__FAKE_SCRIPT=str(script),
     )
     question = "What was Best Buy's revenue in the second quarter of fiscal 2024?"
-    result = run_finrag("ask", question, "--json", env=env)
+    result = run_finrag("ask", question, "--no-llm", "--json", env=env)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["route"] == "facts" and data["retrieval"]["route"] == "facts"
@@ -188,12 +276,19 @@ def test_ask_json_shows_the_facts_route(facts_home: Path, tmp_path: Path) -> Non
     (citation,) = data["citations"]
     assert citation["document"] == "BESTBUY_2024Q2_10Q" and citation["pages"] == [4, 4]
     assert citation["quote"] == "Revenue: $9,583"
+    assert data["backend"] is None and data["tokens"] == {"prompt": 0, "completion": 0}
 
-    plain = run_finrag("ask", question, env=env)
-    assert plain.returncode == 0, plain.stderr
-    assert plain.stdout.startswith("Best Buy's revenue in FY2024 Q2")
-    assert "[1] BESTBUY_2024Q2_10Q p.4" in plain.stdout
-    assert FLAG in plain.stderr
+    margin = run_finrag("ask", "Best Buy gross margin Q2 FY2024", "--no-llm", env=env)
+    assert margin.returncode == 0, margin.stderr
+    assert margin.stdout.startswith("Best Buy's gross margin in FY2024 Q2 was 23.2% [1, 2].")
+    assert "[2] BESTBUY_2024Q2_10Q p.4" in margin.stdout
+    assert "gross margin FY2024 Q2 = 100 * gross_profit / revenue: 100 * 2220 / 9583" in (
+        margin.stdout
+    )
+    assert "route: facts" in margin.stderr
+
+    text = run_finrag("ask", "What risks does Best Buy face in fiscal 2024?", "--no-llm", env=env)
+    assert text.returncode == ExitCode.NO_ANSWER, text.stderr
 
     refused = run_finrag("ask", "What was Initech's revenue in fiscal 2024?", "--json", env=env)
     assert refused.returncode == ExitCode.NO_ANSWER, refused.stderr

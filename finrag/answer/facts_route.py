@@ -1,155 +1,334 @@
-"""The facts route: a question asking one reported line item of one company for one period,
-answered from the facts store with its printed cell as the citation, no model involved.
+"""The facts route: a quantitative question answered from the facts store and the
+calculator, every number a stored fact (cited by document, page and row) or a
+calculation on them (shown with its inputs).
 
-Anything it cannot pin down (two metrics, a computation, no single period, a period the
-store lacks, two values for one period) returns None, and the text route answers.
+A plan (finrag.answer.question_plan) says what is asked; here each measure is resolved
+for each company and period. Anything missing or ambiguous ends the route with the
+reason, and the text route answers instead: the route never guesses.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import cache
 from pathlib import Path
 
 import psycopg
 
+from finrag.answer.calculator import CalculationError, calculate
 from finrag.answer.citations import Citation
-from finrag.answer.extraction import CheckedFact
+from finrag.answer.extraction import CalculationOutcome, CheckedFact
+from finrag.answer.fact_words import (
+    amount_words,
+    change_words,
+    measure_words,
+    period_words,
+    short_name,
+)
+from finrag.answer.question_plan import Measure, QuestionPlan
 from finrag.answer.result import Answer
-from finrag.facts.dictionary import COMPANY, Metric, label_key, metrics, not_line_items
-from finrag.facts.lookup import MetricValue, metric_values
-from finrag.facts.model import normalize_label
-from finrag.facts.periods import FiscalCalendar
+from finrag.facts.dictionary import metric as dictionary_metric
+from finrag.facts.kpi import KpiGap, KpiValue, compute, evaluate, kpi
+from finrag.facts.lookup import MetricValue, Period, Unresolved, resolve_metric
 from finrag.retrieve.context import ContextChunk
 from finrag.retrieve.hybrid import Hit
 
-FLAG = "answered from the facts store (no model)"
-# Words that ask for more than one printed value: a computation, a comparison, a reason.
-# "Gross margin" is a printed line item too, but a reader asking for it means the ratio.
-_NOT_A_LOOKUP = re.compile(
-    r"\b(?:growth|grow|grew|growing|ratio|ratios|margin|margins|compare|compared|comparing|"
-    r"comparison|vs|versus|average|averages|why|drove|drive|driven|drivers?|explain|"
-    r"explains|difference|trend|trends|yoy|cagr)\b"
-)
-# ...and words that do so outside a line item's own name ("Net change in cash").
-_CHANGE = re.compile(r"\b(?:change|changed|changes|increase|increased|decrease|decreased)\b")
-# A word right after a matched phrase that makes it another measure: the "cash" of "cash
-# flow", the "inventory" of "inventory turnover", the "revenue" of "revenue per employee".
-_CONTINUES = re.compile(r"^\s*(?:flows?|per|yield|rates?|coverage|turnover|days)\b")
-_SUFFIXES = re.compile(
-    r"(?:,?\s+(?:inc|incorporated|co|corp|corporation|company|ltd|limited|plc|llc|n\.?v|"
-    r"s\.?a|ag)\.?)+$",
-    re.I,
-)
-_MONTHS_WORDS = {3: "three months", 6: "six months", 9: "nine months", 12: "year"}
+FLAG = "answered from the facts store and the calculator"
 
 
-def metric_question(question: str) -> Metric | None:
-    """The one metric a question asks for; None when it names none or several, or asks
-    for a computation or comparison."""
-    text = _question_key(question)
-    if _NOT_A_LOOKUP.search(text):
-        return None
-    found: list[tuple[int, int, Metric]] = []
-    for phrase, item in _phrases():  # longest first: "cost of revenue" before "revenue"
-        for m in re.finditer(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", text):
-            if any(m.start() < end and start < m.end() for start, end, _ in found):
-                continue
-            if _CONTINUES.match(text[m.end() :]):
-                return None
-            found.append((m.start(), m.end(), item))
-    if len({item.name for _, _, item in found}) != 1:
-        return None
-    # The rest of the question, without the metric's own words ("Net change in cash").
-    rest = text
-    for start, end, _ in sorted(found, reverse=True):
-        rest = rest[:start] + " " + rest[end:]
-    if _CHANGE.search(rest) or any(_has(rest, p) for p in _not_line_items()):
-        return None
-    return found[0][2]
+@dataclass(frozen=True)
+class Company:
+    id: int
+    name: str
 
 
-def answer_from_facts(
+@dataclass
+class Figure:
+    """One measure of one company for one period, with the facts it rests on."""
+
+    company: Company
+    measure: Measure
+    period: Period
+    value: Decimal
+    unit: str  # money, per_share, shares, percent, ratio, times, days
+    currency: str | None  # "USD" for money and per-share amounts
+    inputs: list[MetricValue]
+    formula: str | None = None  # KPIs and defined formulas
+    expression: str | None = None  # the formula with its inputs' numbers
+
+
+@dataclass
+class FactsOutcome:
+    answer: Answer | None
+    reason: str  # why this route answered, or why it could not
+    figures: list[Figure] = field(default_factory=list)
+
+
+def answer_with_facts(
     conn: psycopg.Connection,
     question: str,
-    metric: Metric,
-    company_id: int,
-    company_name: str,
-    fiscal_year: int,
-    fiscal_quarter: int | None,
-) -> Answer | None:
-    """The answer from the one stored value for the period asked; None when the store
-    holds none, or two that differ."""
-    asked = [
-        v
-        for v in metric_values(conn, company_id, metric, fiscal_year=fiscal_year)
-        if _is_period(conn, v, fiscal_year, fiscal_quarter)
-    ]
-    if len({v.value for v in asked}) != 1:
-        return None
-    value = asked[0]
-    fact = value.fact
-    chunk = _chunk(conn, fact.chunk_id, fact.page) if fact.chunk_id is not None else None
-    where = chunk.section if chunk and chunk.section else _statement_words(fact.statement)
-    citation = Citation(
-        n=1,
-        document=Path(fact.document).stem,
-        pages=[fact.page, fact.page],
-        section=" · ".join(p for p in (where, value.period) if p),
-        chunk_id=fact.chunk_id,
-        quote=_quote(fact.label, fact.printed, fact.concept),
-        flagged=chunk.hit.flagged if chunk else None,
+    plan: QuestionPlan,
+    companies: list[Company],
+) -> FactsOutcome:
+    """The answer from stored facts, or why there is none (missing, ambiguous)."""
+    figures: list[Figure] = []
+    gaps: list[str] = []
+    for company in companies:
+        for measure in plan.measures:
+            for period in plan.periods:
+                found = _resolve(conn, company, measure, period)
+                if isinstance(found, str):
+                    gaps.append(found)
+                else:
+                    figures.append(found)
+    if gaps:
+        return FactsOutcome(None, "facts store: " + "; ".join(gaps[:3]), figures)
+    answer = _compose(conn, question, plan, companies, figures)
+    return FactsOutcome(answer, f"facts store: {plan.describe()}", figures)
+
+
+def _resolve(conn, company: Company, measure: Measure, period: Period) -> Figure | str:
+    """A figure, or a sentence naming what is missing or ambiguous."""
+    if measure.kind == "metric":
+        item = dictionary_metric(measure.name)
+        found = resolve_metric(conn, company.id, item, period)
+        if isinstance(found, Unresolved):
+            return f"{found.reason}: {found.detail}"
+        unit = "per_share" if item.unit == "per_share" else item.unit
+        return Figure(company, measure, period, found.value, unit, _currency(found), [found])
+    if measure.kind == "kpi":
+        result = compute(conn, company.id, kpi(measure.name), period)
+    else:
+        result = evaluate(
+            conn,
+            company.id,
+            measure.formula or "",
+            period,
+            name="defined",
+            display=measure.words,
+            unit=measure.unit,
+        )
+    if isinstance(result, KpiGap):
+        return f"{result.reason}: {result.detail}"
+    return _figure(company, measure, period, result)
+
+
+def _figure(company: Company, measure: Measure, period: Period, result: KpiValue) -> Figure:
+    inputs = [i.value for i in result.inputs]
+    return Figure(
+        company,
+        measure,
+        period,
+        Decimal(str(result.value)),
+        result.unit,
+        next((_currency(v) for v in inputs if _currency(v)), None),
+        inputs,
+        result.formula,
+        result.expression,
     )
-    subject = f"{_short_name(company_name)}'s {_metric_words(metric)}"
-    verb = "were" if _plural(metric.display) else "was"
-    text = f"{subject} {_period_words(value, fiscal_quarter)} {verb} {_amount(value)} [1]."
+
+
+def _currency(value: MetricValue) -> str | None:
+    unit = value.fact.unit or ""
+    return unit.split("/")[0] if unit and unit not in ("shares", "pure", "%") else None
+
+
+# ------------------------------------------------------------------ the answer
+
+
+class _Sources:
+    """Citation numbers for facts, in order of first use: one per stored fact."""
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self.conn = conn
+        self.by_fact: dict[int, int] = {}
+        self.citations: list[Citation] = []
+        self.checked: list[CheckedFact] = []
+        self.chunks: list[ContextChunk] = []
+        self.values: list[dict] = []
+
+    def cite(self, value: MetricValue) -> int:
+        fact = value.fact
+        if fact.id in self.by_fact:
+            return self.by_fact[fact.id]
+        n = len(self.citations) + 1
+        self.by_fact[fact.id] = n
+        chunk = _chunk(self.conn, fact.chunk_id, n) if fact.chunk_id is not None else None
+        where = chunk.section if chunk and chunk.section else fact.statement.replace("_", " ")
+        row = fact.label or (f"tagged {fact.concept}" if fact.concept else None)
+        quote = f"{fact.label}: {fact.printed}" if fact.label else fact.printed
+        self.citations.append(
+            Citation(
+                n=n,
+                document=Path(fact.document).stem,
+                pages=[fact.page, fact.page],
+                section=" · ".join(p for p in (where, row, value.period) if p),
+                chunk_id=fact.chunk_id if fact.chunk_id is not None else 0,
+                quote=quote,
+                flagged=chunk.hit.flagged if chunk else None,
+            )
+        )
+        self.checked.append(CheckedFact(source=n, quote=quote, value=fact.printed, ok=True))
+        self.values.append({"n": n, **value.as_dict()})
+        if chunk is not None:
+            self.chunks.append(chunk)
+        return n
+
+    def marks(self, figure: Figure) -> str:
+        numbers = sorted({self.cite(v) for v in figure.inputs})
+        return f"[{', '.join(map(str, numbers))}]"
+
+
+def _compose(
+    conn: psycopg.Connection,
+    question: str,
+    plan: QuestionPlan,
+    companies: list[Company],
+    figures: list[Figure],
+) -> Answer:
+    sources = _Sources(conn)
+    calculations: list[CalculationOutcome] = []
+    sentences: list[str] = []
+    verdicts: list[bool] = []
+    for company in companies:
+        for measure in plan.measures:
+            mine = [f for f in figures if f.company == company and f.measure == measure]
+            mine.sort(key=lambda f: (f.period.fiscal_year, f.period.fiscal_quarter or 0))
+            for f in mine:
+                if f.formula:
+                    calculations.append(_kpi_calculation(f, sources))
+            subject = f"{short_name(company.name)}'s {measure_words(measure)}"
+            if plan.operation == "change" and len(mine) >= 2:
+                old, new = mine[0], mine[-1]
+                change, calc = _change(old, new, plan, sources)
+                calculations.append(calc)
+                verdicts.append(_holds(plan.yes_no, old.value, new.value))
+                sentences.append(
+                    f"{subject} went from {amount_words(old, plan)} "
+                    f"{period_words(old)} {sources.marks(old)} to "
+                    f"{amount_words(new, plan)} {period_words(new)} {sources.marks(new)}, "
+                    f"{change}."
+                )
+            else:
+                for f in mine:
+                    verdicts.append(_holds(plan.yes_no, None, f.value))
+                    verb = "were" if _plural(measure) else "was"
+                    sentences.append(
+                        f"{subject} {period_words(f)} {verb} {amount_words(f, plan)} "
+                        f"{sources.marks(f)}."
+                    )
+    text = " ".join(sentences)
+    if plan.yes_no is not None:
+        text = ("Yes. " if all(verdicts) else "No. ") + text
     return Answer(
         question=question,
         answer=text,
         route="facts",
-        citations=[citation],
-        facts=[CheckedFact(source=1, quote=citation.quote, value=fact.printed, ok=True)],
-        fact_values=[value.as_dict()],
+        citations=sources.citations,
+        calculations=calculations,
+        facts=sources.checked,
+        fact_values=sources.values,
         flags=[FLAG],
-        chunks=[chunk] if chunk else [],
+        chunks=sources.chunks,
     )
 
 
-def _quote(label: str | None, printed: str, concept: str | None) -> str:
-    # A tagged number has no row label of its own: its tag says what it is.
-    if label:
-        return f"{label}: {printed}"
-    return f"{printed} (tagged {concept})" if concept else printed
+def _holds(direction: str | None, old: Decimal | None, new: Decimal) -> bool:
+    if direction == "positive":
+        return new > 0
+    if direction == "negative":
+        return new < 0
+    if direction == "up" and old is not None:
+        return new > old
+    if direction == "down" and old is not None:
+        return new < old
+    return True
 
 
-def _is_period(
-    conn: psycopg.Connection, value: MetricValue, year: int, quarter: int | None
-) -> bool:
-    """Whether a value is for the period asked: the quarter's three months or the full
-    year; for a balance, the quarter's or the year's end on the filing's fiscal calendar."""
-    fact = value.fact
-    if not fact.instant:
-        if quarter is None:
-            return fact.months == 12 and fact.fiscal_year == year
-        return fact.months == 3 and (fact.fiscal_year, fact.fiscal_quarter) == (year, quarter)
-    if fact.period_end is None:
-        return False
-    calendar = _calendar(conn, fact.document_id)
-    ends = calendar.fiscal_year(fact.period_end), calendar.fiscal_quarter(fact.period_end)
-    # A balance at a date that is not a quarter end (a "6m to" column) has no quarter.
-    return ends == (year, quarter or 4) and calendar.is_quarter_end(fact.period_end)
+def _change(old: Figure, new: Figure, plan: QuestionPlan, sources: _Sources):
+    """The change from ``old`` to ``new`` in words, and its calculation: points for rates,
+    per cent and amount for everything else."""
+    a, b = _shown(old), _shown(new)
+    marks = [sources.cite(v) for v in (*old.inputs, *new.inputs)]
+    inputs = [
+        {"text": _number(a), "value": float(a), "sources": [marks[0]]},
+        {"text": _number(b), "value": float(b), "sources": [marks[-1]]},
+    ]
+    description = (
+        f"change in {measure_words(new.measure)} from {old.period.label} to {new.period.label}"
+    )
+    if new.measure.is_rate:
+        calc = _calculate(description, f"{_number(b)} - {_number(a)}", inputs)
+        return change_words(new, calc.result, None, plan), calc
+    calc = _calculate(description, f"percent_change({_number(a)}, {_number(b)})", inputs)
+    return change_words(new, Decimal(str(b - a)), calc.result, plan), calc
 
 
-def _calendar(conn: psycopg.Connection, document_id: int) -> FiscalCalendar:
-    row = conn.execute(
-        "SELECT period_end, fiscal_quarter FROM documents WHERE id = %s", (document_id,)
-    ).fetchone()
-    return FiscalCalendar.from_document(*(row or (None, None)))
+def _kpi_calculation(f: Figure, sources: _Sources) -> CalculationOutcome:
+    """The KPI's formula with its inputs, computed again by the calculator (money in
+    millions, as filings print it)."""
+    marks = {id(v): sources.cite(v) for v in f.inputs}
+    expression, inputs = _display_expression(f, marks)
+    description = f"{measure_words(f.measure)} {f.period.label} = {f.formula}"
+    return _calculate(description, expression, inputs)
 
 
-def _chunk(conn: psycopg.Connection, chunk_id: int, page: int | None) -> ContextChunk | None:
-    """The chunk that prints the fact, as the excerpt [1] (the chat's checks read it)."""
+def _display_expression(f: Figure, marks: dict[int, int]) -> tuple[str, list[dict]]:
+    expression = f.expression or ""
+    inputs = []
+    for v in f.inputs:
+        raw = _number(v.value)
+        shown = v.value / Decimal(1_000_000) if _scaled(f) else v.value
+        text = _number(shown)
+        if _scaled(f):
+            expression = re.sub(rf"(?<![\d.]){re.escape(raw)}(?![\d.])", text, expression)
+        inputs.append(
+            {
+                "text": text,
+                "value": float(shown),
+                "sources": [marks[id(v)]],
+                "label": v.fact.label or v.fact.concept,
+                "period": v.period,
+            }
+        )
+    return expression, inputs
+
+
+def _scaled(f: Figure) -> bool:
+    """Money inputs shown in millions: exact when every input is money."""
+    return all(v.metric.unit == "money" for v in f.inputs)
+
+
+def _calculate(description: str, expression: str, inputs: list[dict]) -> CalculationOutcome:
+    outcome = CalculationOutcome(description, expression, inputs=inputs)
+    try:
+        outcome.result = calculate(expression).value
+    except CalculationError as exc:
+        outcome.error = str(exc)
+    return outcome
+
+
+def _shown(f: Figure) -> Decimal:
+    """A figure as its sentence states it: money in millions."""
+    return f.value / Decimal(1_000_000) if f.unit == "money" else f.value
+
+
+def _number(value: Decimal) -> str:
+    text = f"{value:f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _plural(measure: Measure) -> bool:
+    """Whether the head noun is plural: 'Total assets' were, 'Net cash provided by...' was."""
+    words = measure_words(measure)
+    head = re.split(r",| (?:provided|used|by|of|for|from|to|paid|outstanding|and)\b", words)
+    last = head[0].split()[-1].lower()
+    return last.endswith("s") and not last.endswith(("ss", "us", "is"))
+
+
+def _chunk(conn: psycopg.Connection, chunk_id: int, n: int) -> ContextChunk | None:
+    """The chunk that prints the fact, as excerpt [n] (the chat's checks read it)."""
     row = conn.execute(
         """
         SELECT c.id, c.document_id, d.path, co.name, d.fiscal_year, d.fiscal_quarter,
@@ -161,100 +340,4 @@ def _chunk(conn: psycopg.Connection, chunk_id: int, page: int | None) -> Context
         """,
         (chunk_id,),
     ).fetchone()
-    return ContextChunk(1, Hit(*row)) if row else None
-
-
-def _amount(value: MetricValue) -> str:
-    """As filings print it: money and shares in millions, per-share amounts in units."""
-    unit = value.fact.unit or ""
-    amount = value.value
-    if value.metric.unit == "per_share":
-        return _money(unit, f"{amount:,.2f}" if amount == round(amount, 2) else f"{amount:,}")
-    if unit == "%":
-        return f"{_plain(amount)}%"
-    if unit == "pure":
-        return f"{_plain(amount * 100)}%"
-    scaled = _millions(amount)
-    if value.metric.unit == "shares" or unit == "shares":
-        return f"{scaled} shares"
-    return _money(unit, scaled)
-
-
-def _millions(amount: Decimal) -> str:
-    # Exact, never rounded: a filing in thousands keeps its last digits.
-    if amount % 1000:
-        return f"{amount:,f}"
-    return f"{_plain(amount / 1_000_000)} million"
-
-
-def _plain(number: Decimal) -> str:
-    text = f"{number:,f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def _money(unit: str, amount: str) -> str:
-    sign, digits = ("-", amount[1:]) if amount.startswith("-") else ("", amount)
-    currency = unit.split("/")[0]  # per-share amounts are in "USD/shares"
-    return f"{sign}${digits}" if currency == "USD" else f"{sign}{currency} {digits}".strip()
-
-
-def _period_words(value: MetricValue, quarter: int | None) -> str:
-    fact = value.fact
-    name = f"FY{fact.fiscal_year}" + (f" Q{quarter}" if quarter else "")
-    if fact.period_end is None:
-        return f"at the end of {name}" if fact.instant else f"in {name}"
-    end = f"{fact.period_end:%B} {fact.period_end.day}, {fact.period_end.year}"
-    if fact.instant:
-        return f"at the end of {name} ({end})"
-    return f"in {name} (the {_MONTHS_WORDS.get(fact.months or 0, 'period')} ended {end})"
-
-
-def _metric_words(metric: Metric) -> str:
-    display = metric.display
-    return display[0].lower() + display[1:] if display[1:2].islower() else display
-
-
-def _plural(display: str) -> bool:
-    """Whether the head noun is plural: 'Total assets' were, 'Net cash provided by...' was."""
-    head = re.split(r",| (?:provided|used|by|of|for|from|to|paid|outstanding|and)\b", display)
-    last = head[0].split()[-1].lower()
-    return last.endswith("s") and not last.endswith(("ss", "us", "is"))
-
-
-def _short_name(name: str) -> str:
-    """'Best Buy Co., Inc.' -> 'Best Buy'."""
-    return _SUFFIXES.sub("", name).strip() or name
-
-
-def _statement_words(statement: str) -> str:
-    return statement.replace("_", " ")
-
-
-def _question_key(question: str) -> str:
-    key = normalize_label(question).replace(" & ", " and ")
-    return re.sub(r"\bnon (?=\w)", "non", key)
-
-
-def _has(text: str, phrase: str) -> bool:
-    return re.search(rf"(?<![\w&]){re.escape(phrase)}(?![\w&])", text) is not None
-
-
-@cache
-def _phrases() -> list[tuple[str, Metric]]:
-    """Every way a question may name a metric, longest first; what users type (name,
-    display, aliases) wins over a printed label claimed by another metric."""
-    seen: dict[str, Metric] = {}
-    for item in metrics():
-        for word in (item.name.replace("_", " "), item.display, *item.aliases):
-            seen.setdefault(_question_key(word), item)
-    for item in metrics():
-        for label in item.labels:
-            if COMPANY not in label and ": " not in label:
-                seen.setdefault(label_key(label), item)
-    return sorted(((p, m) for p, m in seen.items() if p), key=lambda pm: -len(pm[0]))
-
-
-@cache
-def _not_line_items() -> tuple[str, ...]:
-    """Computed measures ('free cash flow', 'operating margin'): not one printed value."""
-    return tuple(_question_key(words) for words in not_line_items())
+    return ContextChunk(n, Hit(*row)) if row else None

@@ -29,8 +29,9 @@ from finrag.answer.extraction import (
     longest_json,
     run_calculations,
 )
-from finrag.answer.facts_route import answer_from_facts, metric_question
+from finrag.answer.phrasing import phrase
 from finrag.answer.result import Answer
+from finrag.answer.routing import Route, choose_route
 from finrag.config import Settings
 from finrag.db import Store
 from finrag.db.documents import CompanyCoverage, describe_coverage, store_coverage
@@ -128,16 +129,24 @@ class Asker:
         notify = on_event or (lambda _e: None)
         answer = Answer(question=question, answer="")
         answer.retrieval = _retrieval_summary(found)
-        if refusal := self._refusal(found, coverage):
-            answer.refused, answer.refusal, answer.answer = True, refusal[0], refusal[1]
-            answer.timings["total"] = _since(started)
-            return answer
-        if facts := self._from_facts(question, found, answer.retrieval):
-            facts.retrieval = answer.retrieval
-            facts.timings["total"] = _since(started)
-            return facts
+        # The facts route before the relevance floor: a stored fact answers whatever the
+        # excerpts' scores; a company the store lacks is refused before either.
+        refusal = self._refusal(found, coverage)
+        if refusal and refusal[0] == "unknown-company":
+            return _refused(answer, refusal, started)
+        route = self._route(question, found, answer.retrieval)
+        if route.name == "facts":
+            return self._facts_answer(route, answer.retrieval, started)
+        if refusal:
+            return _refused(answer, refusal, started)
+        mixed = route.outcome.answer if route.name == "mixed" and route.outcome else None
+        if not self.settings.answer.use_llm:
+            return _without_model(answer, found, mixed, started)
 
         context = build_context(found.hits)
+        if mixed is not None:
+            context = _with_fact_sources(mixed, found)
+            answer.route = "mixed"
         answer.chunks = context
         answer.context = [
             {
@@ -164,6 +173,11 @@ class Asker:
         extraction: Extraction = extracted.data
         answer.facts = check_facts(extraction.facts, context)
         answer.calculations = run_calculations(extraction.calculations, context)
+        if mixed is not None:  # the store's numbers first: the model's only add to them
+            shown = {c.n for c in context}  # a tagged fact may have no excerpt to cite
+            answer.facts = [f for f in mixed.facts if f.source in shown] + answer.facts
+            answer.calculations = mixed.calculations + answer.calculations
+            answer.fact_values = mixed.fact_values
         notify("extracted")
         answer.flags += [
             f"fact from [{f.source}] dropped: {f.problem}" for f in answer.facts if not f.ok
@@ -238,36 +252,38 @@ class Asker:
         answer.timings["total"] = _since(started)
         return answer
 
-    def _from_facts(
-        self, question: str, found: SearchResult, trace: dict[str, Any]
-    ) -> Answer | None:
-        """The facts route's answer, or None; ``trace`` records which route and why."""
-        f = found.filters
-        metric = metric_question(question)
-        if len(f.companies) != 1 or f.unknown_companies:
-            reason = "the question does not name exactly one company in the store"
-        elif len(f.years) != 1:
-            reason = "the question does not name exactly one fiscal year"
-        elif metric is None:
-            reason = "the question asks no single reported line item (or a computation)"
+    def _route(self, question: str, found: SearchResult, trace: dict[str, Any]) -> Route:
+        """The route for the question; ``trace`` records which and why."""
+        if not self.settings.answer.facts_route:
+            route = Route("text", "the facts route is off (answer.facts_route)")
         else:
-            t0 = time.perf_counter()
-            (company,) = f.companies
             with self.store.connect() as conn:
-                answer = answer_from_facts(
-                    conn, question, metric, company.id, company.name, f.years[0], f.quarter
-                )
+                route = choose_route(conn, question, found.filters)
                 conn.rollback()
-            trace["facts_lookup_s"] = _since(t0)
-            period = f"FY{f.years[0]}" + (f" Q{f.quarter}" if f.quarter else "")
-            if answer is not None:
-                trace["route"] = "facts"
-                trace["route_reason"] = f"{metric.name} of {company.name} for {period}: one value"
-                answer.timings["facts"] = trace["facts_lookup_s"]
-                return answer
-            reason = f"the facts store holds no single {metric.name} for {period}"
-        trace["route"], trace["route_reason"] = "text", reason
-        return None
+            trace["facts_lookup_s"] = route.seconds
+        trace["route"], trace["route_reason"] = route.name, route.reason
+        return route
+
+    def _facts_answer(self, route: Route, trace: dict[str, Any], started: float) -> Answer:
+        """The facts route's answer, worded by the model when one is used (its numbers
+        held to the template's), else the template."""
+        answer = route.outcome.answer
+        answer.retrieval = trace
+        answer.timings["facts"] = route.seconds
+        if self.settings.answer.use_llm:
+            t0 = time.perf_counter()
+            llm = self.llm
+            text, problem, tokens = phrase(llm, answer)
+            answer.timings["phrase"] = _since(t0)
+            answer.backend, answer.model = llm.backend, llm.model
+            for key, count in tokens.items():
+                answer.tokens[key] += count
+            if text is not None:
+                answer.answer = text
+            else:
+                answer.flags.append(problem)
+        answer.timings["total"] = _since(started)
+        return answer
 
     def _refusal(self, found: SearchResult, coverage) -> tuple[str, str] | None:
         unknown = found.filters.unknown_companies
@@ -280,6 +296,44 @@ class Asker:
         if best is None or best < self.settings.answer.min_relevance:
             return "not-relevant", _not_found_message(found, coverage)
         return None
+
+
+def _refused(answer: Answer, refusal: tuple[str, str], started: float) -> Answer:
+    answer.refused, answer.refusal, answer.answer = True, refusal[0], refusal[1]
+    answer.timings["total"] = _since(started)
+    return answer
+
+
+def _without_model(
+    answer: Answer, found: SearchResult, mixed: Answer | None, started: float
+) -> Answer:
+    """With the model off (--no-llm): the facts the store holds for the question when it
+    has them (the reasons it also asks for need the model), else the excerpts to read."""
+    if mixed is not None:
+        mixed.retrieval = answer.retrieval
+        mixed.route = "mixed"
+        mixed.flags.append("the question also asks for reasons or a judgement: run with the model")
+        mixed.timings["total"] = _since(started)
+        return mixed
+    best = sorted(found.hits, key=lambda h: -h.score)[:3]
+    where = "; ".join(ContextChunk(n, h).label for n, h in enumerate(best, 1))
+    answer.refused, answer.refusal = True, "no-llm"
+    answer.answer = (
+        "The facts store does not answer this question and the model is off (--no-llm), "
+        f"so no answer is written ({answer.retrieval.get('route_reason')}). "
+        f"Closest excerpts: {where or 'none'}."
+    )
+    answer.timings["total"] = _since(started)
+    return answer
+
+
+def _with_fact_sources(mixed: Answer, found: SearchResult) -> list[ContextChunk]:
+    """The excerpts printing the facts first ([1]..[m], as the facts cite them), then the
+    retrieved ones not among them."""
+    first = list(mixed.chunks)
+    held = {c.hit.chunk_id for c in first}
+    rest = [h for h in found.hits if h.chunk_id not in held]
+    return first + [ContextChunk(len(first) + c.n, c.hit) for c in build_context(rest)]
 
 
 def _not_found_message(found: SearchResult, coverage) -> str:

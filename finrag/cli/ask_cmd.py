@@ -42,6 +42,14 @@ def ask_command(
     backend: Annotated[
         str | None, typer.Option(help="LLM backend: auto, ollama, embedded (default: llm.backend).")
     ] = None,
+    no_llm: Annotated[
+        bool,
+        typer.Option(
+            "--no-llm",
+            help="No model call: questions the facts store answers get a template answer; "
+            "others get the closest excerpts and exit 7.",
+        ),
+    ] = False,
     as_json: Annotated[
         bool,
         typer.Option("--json", help="Print {answer, citations, calculations, ...} as JSON."),
@@ -55,6 +63,7 @@ def ask_command(
     question = question_text(question)
     company, form = clean_option(company), clean_option(form)
     settings = with_options(app_state(ctx).settings, "llm", backend=backend)
+    settings = with_options(settings, "answer", use_llm=False if no_llm else None)
     # Stream only to a terminal: a script reads the final, checked answer once.
     stream = not as_json and out.is_terminal
     status = err.status("retrieving", spinner="dots") if err.is_terminal else None
@@ -115,7 +124,10 @@ def print_sources(answer: Answer) -> None:
     print_calculations(answer.calculations)
     for flag in answer.flags:
         err.print(Text(f"check: {flag}", style="yellow"))
-    if answer.route == "facts":
+    reason = answer.retrieval.get("route_reason")
+    if reason:
+        err.print(Text(f"route: {answer.route} · {reason}", style="dim"))
+    if answer.route == "facts" and not answer.backend:
         err.print(Text(f"facts store · {answer.timings.get('total', 0):.1f} s", style="dim"))
     elif answer.backend:
         tokens = answer.tokens

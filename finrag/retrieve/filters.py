@@ -97,15 +97,22 @@ def extract_query_filters(question: str, conn: psycopg.Connection) -> QueryFilte
     filters = QueryFilters()
     held, named = _find_companies(question, conn, filters)
     filters.unknown_companies = unknown_company_names(question, conn, held=held, named=named)
+    read_periods(question, filters)
+    for pattern, form in _FORMS:
+        if (m := pattern.search(question)) and form not in filters.form_types:
+            filters.form_types.append(form)
+            filters.matched.setdefault("form_type", []).append(m.group(0))
+    return filters
+
+
+def read_periods(question: str, filters: QueryFilters | None = None) -> QueryFilters:
+    """The fiscal years and quarter a question names, with the words that name them."""
+    filters = filters if filters is not None else QueryFilters()
     _find_years(question, filters)
     if m := _QUARTER.search(question):
         q = m.group(1) or m.group(2) or m.group(4)
         filters.quarter = int(q) if q else _ORDINAL[m.group(3).lower()]
         filters.matched["quarter"] = [m.group(0)]
-    for pattern, form in _FORMS:
-        if (m := pattern.search(question)) and form not in filters.form_types:
-            filters.form_types.append(form)
-            filters.matched.setdefault("form_type", []).append(m.group(0))
     return filters
 
 

@@ -1,0 +1,62 @@
+"""The model writes the sentence around numbers the facts route found; it may not change
+them. Its reply is kept only when every number in it is one the checked answer states,
+every source label is one the answer has, and a Yes/No opening is the same; otherwise the
+template answer stands, and the answer says why."""
+
+from __future__ import annotations
+
+import re
+
+from finrag.answer.citations import cited
+from finrag.answer.extraction import calculations_for_prompt
+from finrag.answer.numbers import found_in, material, parse_amounts
+from finrag.answer.result import Answer
+from finrag.llm import LLM, LLMError
+from finrag.llm.prompts import load_prompt
+
+_OPENING = re.compile(r"^\W*(yes|no)\b", re.I)
+
+PHRASING_BUDGET = 200  # tokens: three sentences
+
+
+def phrase(llm: LLM, answer: Answer) -> tuple[str | None, str | None, dict[str, int]]:
+    """(the model's wording or None, why it was not kept, tokens used)."""
+    messages = load_prompt("facts_answer").messages(
+        question=answer.question,
+        answer=answer.answer,
+        calculations=calculations_for_prompt(answer.calculations),
+    )
+    try:
+        reply = llm.chat(messages, max_tokens=PHRASING_BUDGET)
+    except LLMError as exc:
+        return None, f"the model could not phrase the answer ({exc.message}): template kept", {}
+    tokens = {"prompt": reply.prompt_tokens, "completion": reply.completion_tokens}
+    text = reply.text.strip()
+    problem = check_phrasing(answer.answer, text)
+    if problem:
+        return None, f"the model's wording was not kept ({problem}): template kept", tokens
+    return text, None, tokens
+
+
+def check_phrasing(template: str, text: str) -> str | None:
+    """Why ``text`` may not replace ``template``, or None."""
+    if not text:
+        return "empty reply"
+    allowed = parse_amounts(template)
+    for amount in material(parse_amounts(text)):
+        if not found_in(amount, allowed, rel=0.0005):
+            return f"{amount.text} is not in the checked answer"
+    headline = material(parse_amounts(template))
+    if headline and not found_in(headline[0], parse_amounts(text), rel=0.0005):
+        return f"it leaves out {headline[0].text}"
+    marks = set(cited(template))
+    if not set(cited(text)) <= marks or (marks and not cited(text)):
+        return "its source labels differ"
+    if _opening(template) != _opening(text):
+        return "its Yes/No differs"
+    return None
+
+
+def _opening(text: str) -> str | None:
+    m = _OPENING.match(text)
+    return m.group(1).lower() if m else None

@@ -1,0 +1,541 @@
+"""What a quantitative question asks, read without a model: the measures (line items of
+the metric dictionary, KPIs, or a formula the question defines), the periods, and what
+to do with them (state, compare over time, answer yes or no).
+
+Reading is deliberately narrow: a question this module cannot read completely gets no
+plan, with the reason, and goes the text route. A plan that reads half a question would
+answer the wrong thing with the authority of a stored fact.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Literal
+
+from finrag.facts.dictionary import COMPANY, label_key, metrics, not_line_items
+from finrag.facts.kpi import kpis
+from finrag.facts.lookup import Period
+from finrag.facts.model import normalize_label
+
+Operation = Literal["value", "change"]
+Direction = Literal["up", "down", "positive", "negative"]
+
+# Figures the statements do not print as one entity-wide line item: a segment's, a
+# region's, an adjusted (non-GAAP) one, a count of stores. Those questions go the text route.
+_NOT_IN_STATEMENTS = re.compile(
+    r"\b(?:segments?|regions?|regional|geograph\w*|categor(?:y|ies)|products?|brands?|"
+    r"organic(?:ally)?|adjusted|non ?gaap|core|constant currency|guidance|outlook|"
+    r"per employee|employees|stores?|customers?|subscribers?|members?|backlog|"
+    r"excluding|exclude|ex|pro forma|notional|guarantee|commitments?)\b"
+)
+_REASONS = re.compile(
+    r"\b(?:why|drove|drive|drives|driven|drivers?|explain\w*|reasons?|due to|behind|"
+    r"contribut\w*|caused?|impact\w*)\b"
+)
+_CHANGE = re.compile(
+    r"\b(?:growth|grow|grew|grown|growing|change|changed|changes|increase[ds]?|increasing|"
+    r"decrease[ds]?|decreasing|decline[ds]?|declining|drop(?:ped|s)?|fall|fell|fallen|"
+    r"rise|rose|risen|improv\w*|deteriorat\w*|yoy|year over year|trend)\b"
+)
+_UP = re.compile(
+    r"\b(?:grow|grew|grown|growing|increase[ds]?|increasing|rise|rose|risen|improv\w*)\b"
+)
+_DOWN = re.compile(
+    r"\b(?:decrease[ds]?|decreasing|decline[ds]?|declining|drop(?:ped|s)?|fall|fell|fallen|"
+    r"deteriorat\w*|shr[iu]nk\w*|reduc\w*)\b"
+)
+_SIGN = re.compile(r"\b(positive|negative)\b")
+_YES_NO = re.compile(r"^(?:is|was|were|are|did|does|do|has|have|had|can|could|will)\b")
+# Yes/no questions that ask for a judgement ("healthy", "capital intensive"): the numbers
+# come from facts, the judgement from the model (the mixed route).
+_JUDGEMENT = re.compile(
+    r"\b(?:healthy|strong|weak|good|bad|efficient\w*|intensive|sustainable|consistent|"
+    r"stable|reasonabl\w*|useful|relevant|historically)\b"
+)
+# A word right after a measure that makes it another measure ("cash flow", "revenue per
+# employee", "inventory turnover" when turnover is no KPI alias).
+_CONTINUES = re.compile(r"^\s*(?:flows?|per|yield|rates?|coverage|turnover|days|mix|split)\b")
+_DEFINITION = re.compile(
+    r"(?:^|[.?!:;]\s+)(?:(?P<term>[^.?!:;]{1,80}?)\s+(?:is|are|was)\s+(?:defined|calculated|"
+    r"computed)\s+as|define\s+(?P<term2>[^.?!:;]{1,80}?)\s+as)\s*:?\s*(?P<body>[^?!;]+?)"
+    r"(?:\.(?:\s|$)|[?!;]|$)",
+    re.I,
+)
+# Notes in brackets ("[from cash flow statement]", "(in USD millions)") and abbreviations
+# after a name ("days payable outstanding (DPO)") say nothing about what to compute.
+_BRACKETS = re.compile(
+    r"\[[^\]]*\]|\((?:from|as|in|per|see|using|i\.e\.|e\.g\.)[^)]*\)|\((?-i:[A-Z&%]{2,8})\)",
+    re.I,
+)
+_SCALE = re.compile(r"\b(?:in|to)\s+(?:usd\s+|us\$\s*|\$\s*)?(millions|billions|thousands)\b", re.I)
+_DECIMALS = re.compile(r"\b(?:to|with)\s+(one|two|three|four|1|2|3|4)\s+decimal", re.I)
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4}
+_FILLER = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "in",
+        "for",
+        "at",
+        "as",
+        "its",
+        "their",
+        "company",
+        "s",
+        "year",
+        "years",
+        "fiscal",
+        "end",
+        "ending",
+        "ended",
+        "annual",
+        "reported",
+        "unadjusted",
+        "total",
+        "amount",
+        "value",
+        "figure",
+        "figures",
+        "level",
+        "between",
+        "and",
+        "from",
+        "to",
+        "on",
+        "by",
+        "with",
+        "full",
+    ]
+)
+_OPERATOR_WORDS = [
+    ("divided by", "/"),
+    ("multiplied by", "*"),
+    ("less", "-"),
+    ("minus", "-"),
+    ("plus", "+"),
+    ("times", "*"),
+    ("over", "/"),
+]
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One thing asked for: a line item, a KPI, or a formula the question defines."""
+
+    kind: Literal["metric", "kpi", "formula"]
+    name: str  # metric or KPI name; "defined" for a question's own formula
+    words: str  # as the question put it
+    formula: str | None = None  # kind "formula": finrag's formula language
+    unit: str = "money"  # money, per_share, shares, percent, ratio, times, days
+
+    @property
+    def is_rate(self) -> bool:
+        """A value whose change is read in points, not in percent of itself."""
+        return self.unit in ("percent", "ratio", "times", "days")
+
+
+@dataclass
+class QuestionPlan:
+    measures: list[Measure]
+    periods: list[Period]  # oldest first
+    operation: Operation = "value"
+    yes_no: Direction | None = None  # the answer opens "Yes"/"No" by this test
+    wants_reasons: bool = False  # "what drove...": numbers from facts, reasons from text
+    judgement: bool = False  # "is it healthy": numbers from facts, the verdict from text
+    scale: str | None = None  # "millions", "billions" as the question asks
+    decimals: int | None = None
+    notes: list[str] = field(default_factory=list)  # how the question was read
+
+    @property
+    def mixed(self) -> bool:
+        return self.wants_reasons or self.judgement
+
+    def describe(self) -> str:
+        what = ", ".join(m.name for m in self.measures)
+        when = ", ".join(p.label for p in self.periods)
+        return f"{self.operation} of {what} for {when}" + (" (with reasons)" if self.mixed else "")
+
+
+@dataclass(frozen=True)
+class NoPlan:
+    reason: str
+
+
+def plan_question(
+    question: str, years: Sequence[int], quarter: int | None
+) -> QuestionPlan | NoPlan:
+    """The plan for ``question`` given the fiscal years and quarter it names (read by
+    the retriever's filters), or why there is none."""
+    target = max(years, default=None)  # the year a defined formula's periods count from
+    definitions = _definitions(question, target)
+    asking = _asking_text(question)
+    key = _key(asking)
+    if m := _NOT_IN_STATEMENTS.search(key):
+        return NoPlan(f"asks for a figure the statements do not print as one line item ({m[0]!r})")
+    tokens = _tokens(_BRACKETS.sub(" ", asking))
+    found = _measures(tokens, definitions, target)
+    if isinstance(found, NoPlan):
+        return found
+    if not found:
+        return NoPlan("names no line item or KPI of the metric dictionary")
+    if not years:
+        return NoPlan("names no fiscal year")
+    if quarter is not None and len(years) > 1:
+        return NoPlan("mixes fiscal years and a quarter")
+    plan = QuestionPlan(measures=found, periods=[])
+    yes_no = bool(_YES_NO.match(key))
+    plan.wants_reasons = bool(_REASONS.search(key))
+    changes = bool(_CHANGE.search(_without_measures(key, found)))
+    if any(m.kind == "formula" for m in found):
+        # A defined formula carries its own periods (averages, changes): one target year.
+        plan.periods = [Period(max(years), quarter)]
+    elif changes or len(years) > 1:
+        first, last = min(years), max(years)
+        if first == last:
+            first = last - 1
+        plan.periods = [Period(first, quarter), Period(last, quarter)]
+        plan.operation = "change" if (changes or yes_no) else "value"
+        if len(years) > 2 and not changes:
+            plan.periods = [Period(y, quarter) for y in sorted(set(years))]
+    else:
+        plan.periods = [Period(years[0], quarter)]
+    if yes_no:
+        direction = _direction(key)
+        moves = direction in ("up", "down")
+        if direction is None or _JUDGEMENT.search(key) or (moves and plan.operation != "change"):
+            plan.judgement = True
+        else:
+            plan.yes_no = direction
+    elif _JUDGEMENT.search(key):
+        plan.judgement = True
+    if m := _SCALE.search(question):
+        plan.scale = m[1].lower()
+    if m := _DECIMALS.search(question):
+        plan.decimals = _NUMBER_WORDS.get(m[1].lower()) or int(m[1])
+    plan.notes.append(plan.describe())
+    return plan
+
+
+def _direction(key: str) -> Direction | None:
+    if m := _SIGN.search(key):
+        return m[1]  # type: ignore[return-value]
+    up, down = _UP.search(key), _DOWN.search(key)
+    if up and not down:
+        return "up"
+    if down and not up:
+        return "down"
+    return None
+
+
+# ------------------------------------------------------------------ reading the words
+
+
+def _asking_text(question: str) -> str:
+    """The question itself, without the instructions around it (FinanceBench wraps
+    "what is the FY2018 net PPNE for 3M?" in "Answer ... using the balance sheet: ...")."""
+    sentences = re.split(r"(?<=[.?!])\s+", question.strip())
+    asked = [s for s in sentences if s.rstrip().endswith("?")]
+    text = asked[0] if asked else sentences[0]
+    return text.rsplit(": ", 1)[-1] if ": " in text else text
+
+
+def _key(text: str) -> str:
+    key = normalize_label(text).replace(" & ", " and ")
+    return re.sub(r"\bnon (?=\w)", "non", key)
+
+
+# "%" is no token: "EBITDA % margin" and "gross margin %" name the KPIs without it.
+_TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|[a-z][a-z0-9&']*(?:/[a-z]+)?|[-+*/()]")
+_YEAR_TOKEN = re.compile(r"^(?:fy)?(?:19|20)?\d\d$")
+
+
+def _tokens(text: str) -> list[str]:
+    text = text.lower().replace("’", "'")
+    text = re.sub(r"'s\b", "", text)
+    text = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text)  # long-term, year-over-year
+    return _TOKEN.findall(text)
+
+
+@dataclass(frozen=True)
+class _Phrase:
+    words: tuple[str, ...]
+    measure: Measure
+
+
+@cache
+def _phrases() -> dict[str, Measure]:
+    """Every way a question may name a measure: what users type for metrics, then KPI
+    names and aliases, then metrics' printed labels (a KPI alias such as "gross margin"
+    wins over a label some filing prints for gross profit)."""
+    seen: dict[str, Measure] = {}
+
+    def add(words: str, measure: Measure) -> None:
+        key = " ".join(_tokens(words))
+        if key:
+            seen.setdefault(key, measure)
+
+    for item in metrics():
+        measure = Measure("metric", item.name, item.display, unit=item.unit)
+        for words in (item.name.replace("_", " "), item.display, *item.aliases):
+            add(words, measure)
+    for k in kpis():
+        measure = Measure("kpi", k.name, k.display, unit=k.unit)
+        for words in (k.name.replace("_", " "), k.display, *k.aliases):
+            add(words, measure)
+    for item in metrics():
+        measure = Measure("metric", item.name, item.display, unit=item.unit)
+        for label in item.labels:
+            if COMPANY not in label and ": " not in label:
+                add(label_key(label), measure)
+    return seen
+
+
+@cache
+def _longest_phrase() -> int:
+    return max(len(p.split()) for p in _phrases())
+
+
+@cache
+def _computed_words() -> tuple[str, ...]:
+    """Computed measures the metric dictionary describes but no KPI defines."""
+    return tuple(" ".join(_tokens(w)) for w in not_line_items())
+
+
+def _match(tokens: Sequence[str], i: int) -> tuple[int, Measure] | None:
+    """The longest measure phrase starting at token ``i``: (tokens used, measure)."""
+    phrases = _phrases()
+    for n in range(min(_longest_phrase(), len(tokens) - i), 0, -1):
+        words = " ".join(tokens[i : i + n])
+        if words in phrases:
+            return n, phrases[words]
+    return None
+
+
+def _measures(
+    tokens: list[str], definitions: dict[str, str], target: int | None
+) -> list[Measure] | NoPlan:
+    """The measures the asking text names, in order; several joined by arithmetic words
+    ("EBITDA less capex") become one formula."""
+    spans: list[tuple[int, int, Measure]] = []
+    i = 0
+    while i < len(tokens):
+        defined = _defined_at(tokens, i, definitions)
+        if defined is not None:
+            n, measure = defined
+        elif (hit := _match(tokens, i)) is not None:
+            n, measure = hit
+        else:
+            i += 1
+            continue
+        rest = " ".join(tokens[i + n : i + n + 2])
+        if _CONTINUES.match(rest):
+            return NoPlan(f"asks for '{' '.join(tokens[i : i + n])} {rest.split()[0]}', no measure")
+        if measure.kind != "formula" and (own := _defined_as(measure, definitions)):
+            measure = own
+        spans.append((i, i + n, measure))
+        i += n
+    text = " ".join(tokens)
+    for words in _computed_words():
+        if re.search(rf"(?<!\S){re.escape(words)}(?!\S)", text) and not any(
+            s[2].kind != "metric" for s in spans
+        ):
+            return NoPlan(f"asks for {words}, which no KPI defines")
+    if len(spans) < 2:
+        return [m for _, _, m in spans]
+    # Arithmetic between measures: the span from the first to the last must read as one
+    # formula, or the question is about several measures side by side.
+    between = [tokens[a:b] for (_, a, _), (b, _, _) in itertools.pairwise(spans)]
+    if any(_operator(words) for words in between):
+        formula = translate(tokens[spans[0][0] : spans[-1][1]], definitions, target)
+        if formula is None:
+            return NoPlan("names several measures in arithmetic finrag cannot read")
+        words = " ".join(tokens[spans[0][0] : spans[-1][1]])
+        return [Measure("formula", "defined", words, formula, _unit_of(formula))]
+    return list({m.name: m for _, _, m in spans}.values())
+
+
+def _operator(words: Sequence[str]) -> str | None:
+    text = " ".join(words)
+    if any(w in ("+", "-", "*", "/") for w in words):
+        return "op"
+    for phrase, symbol in _OPERATOR_WORDS:
+        if re.search(rf"(?<!\S){phrase}(?!\S)", text):
+            return symbol
+    return None
+
+
+# ------------------------------------------------------------------ definitions
+
+
+def _defined_as(measure: Measure, definitions: dict[str, str]) -> Measure | None:
+    """The question's own formula for a measure it also names another way ("DPO is defined
+    as ..." and "days payable outstanding"): the question's definition wins."""
+    for term, formula in definitions.items():
+        words = term.split()
+        hit = _match(words, 0)
+        if hit is not None and hit[0] == len(words) and hit[1].name == measure.name:
+            return Measure("formula", "defined", term, formula, _unit_of(formula))
+    return None
+
+
+def _definitions(question: str, target: int | None) -> dict[str, str]:
+    """Formulas the question defines ("DPO is defined as: 365 * ..."), by the defined
+    term's words; a definition that does not read as a formula is left out."""
+    out: dict[str, str] = {}
+    for m in _DEFINITION.finditer(_BRACKETS.sub(" ", question)):
+        term = m["term"] or m["term2"]
+        term_tokens = [t for t in _tokens(term) if t not in ("the", "a", "an", "unadjusted")]
+        # "What is X? X is defined as": the term is the last words before "is defined".
+        term_tokens = term_tokens[-4:]
+        formula = translate(_tokens(m["body"]), {}, target)
+        if formula is not None and term_tokens:
+            out[" ".join(term_tokens)] = formula
+    return out
+
+
+def _defined_at(
+    tokens: Sequence[str], i: int, definitions: dict[str, str]
+) -> tuple[int, Measure] | None:
+    for term, formula in definitions.items():
+        words = term.split()
+        for start in range(len(words)):  # "DPO" defined as "days payable outstanding (DPO)"
+            tail = words[start:]
+            if list(tokens[i : i + len(tail)]) == tail:
+                measure = Measure("formula", "defined", term, formula, _unit_of(formula))
+                return len(tail), measure
+    return None
+
+
+def _unit_of(formula: str) -> str:
+    if re.match(r"^\s*100\s*\*", formula):
+        return "percent"
+    if re.match(r"^\s*36[05]\s*\*", formula):
+        return "days"
+    return "ratio" if "/" in formula else "money"
+
+
+def translate(
+    tokens: Sequence[str], definitions: dict[str, str], target: int | None = None
+) -> str | None:
+    """Words of a formula in finrag's formula language, or None when any word is not a
+    measure, a number, an operator or a period:
+
+    '365 * (average accounts payable between FY2016 and FY2017) / (FY2017 COGS + change
+    in inventory between FY2016 and FY2017)' ->
+    '365 * (avg(accounts_payable)) / (cost_of_revenue + (inventory - prev(inventory)))'
+    """
+    years = [_year(t, tokens[j - 1] if j else "") for j, t in enumerate(tokens)]
+    target = target or max((y for y in years if y), default=None)
+    out: list[str] = []
+    pending: str | None = None  # "avg" or "change", waiting for its measure
+    year_before: int | None = None
+    expect_operand = True
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if years[i]:
+            year_before = years[i]
+            i += 1
+            continue
+        if t in ("fy", "fiscal"):
+            i += 1
+            continue
+        word_op = next(
+            (
+                (len(p.split()), s)
+                for p, s in _OPERATOR_WORDS
+                if list(tokens[i : i + len(p.split())]) == p.split()
+            ),
+            None,
+        )
+        if t in ("+", "-", "*", "/") or word_op:
+            if expect_operand:
+                return None
+            out.append(t if t in ("+", "-", "*", "/") else word_op[1])
+            i += word_op[0] if word_op and t not in ("+", "-", "*", "/") else 1
+            expect_operand = True
+            continue
+        if t == "(":
+            if not expect_operand:
+                return None
+            out.append("(")
+            i += 1
+            continue
+        if t == ")":
+            if expect_operand:
+                return None
+            out.append(")")
+            i += 1
+            continue
+        if t == "average" or t == "avg" or t == "mean":
+            pending = "avg"
+            i += 1
+            continue
+        if t in ("change", "increase", "difference") and tokens[i + 1 : i + 2] == ["in"]:
+            pending = "change"
+            i += 2
+            continue
+        if re.fullmatch(r"\d[\d,]*(?:\.\d+)?", t):
+            if not expect_operand:
+                return None
+            out.append(t.replace(",", ""))
+            expect_operand = False
+            i += 1
+            continue
+        hit = _defined_at(tokens, i, definitions) or _match(tokens, i)
+        if hit is not None:
+            n, measure = hit
+            if not expect_operand:
+                return None
+            term = f"({measure.formula})" if measure.kind == "formula" else measure.name
+            following = next((y for y in years[i + n : i + n + 2] if y), None)
+            when = year_before or following
+            if pending == "avg":
+                term = f"avg({term})"
+            elif pending == "change":
+                term = f"({term} - prev({term}))"
+            elif when and target and when < target:
+                gap = target - when
+                term = f"prev({term})" if gap == 1 else f"ago({term}, {gap})"
+            out.append(term)
+            pending, year_before, expect_operand = None, None, False
+            i += n
+            continue
+        if t in _FILLER:
+            i += 1
+            continue
+        return None
+    if expect_operand or not out or out.count("(") != out.count(")"):
+        return None
+    return " ".join(out).replace("( ", "(").replace(" )", ")")
+
+
+def _year(token: str, before: str) -> int | None:
+    if not _YEAR_TOKEN.match(token):
+        return None
+    digits = token.removeprefix("fy")
+    if len(digits) == 2:
+        if not token.startswith("fy") and before not in ("fy", "fiscal"):
+            return None
+        return 2000 + int(digits)
+    if len(digits) != 4:
+        return None
+    return int(digits)
+
+
+def _without_measures(key: str, found: Sequence[Measure]) -> str:
+    """The question's words outside its measures' own ("Net change in cash" is a line item)."""
+    text = key
+    for m in found:
+        for words in {m.words.lower(), normalize_label(m.words)}:
+            text = text.replace(words, " ")
+    for phrase, measure in _phrases().items():
+        if measure in found and measure.kind != "formula":
+            text = re.sub(rf"(?<!\S){re.escape(phrase)}(?!\S)", " ", text)
+    return text

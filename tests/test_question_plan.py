@@ -1,0 +1,184 @@
+"""Reading a quantitative question without a model: which measures (line items, KPIs, a
+formula the question defines), which periods, what to do with them; and every question
+this reading cannot complete goes to the text route with its reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from finrag.answer.question_plan import NoPlan, QuestionPlan, plan_question, translate
+from finrag.answer.question_plan import _tokens as tokens
+from finrag.retrieve.filters import read_periods
+
+
+def plan(question: str) -> QuestionPlan | NoPlan:
+    periods = read_periods(question)
+    return plan_question(question, periods.years, periods.quarter)
+
+
+def read(question: str) -> tuple:
+    p = plan(question)
+    assert isinstance(p, QuestionPlan), p
+    measures = [(m.kind, m.formula or m.name) for m in p.measures]
+    return measures, [x.label for x in p.periods], p.operation, p.yes_no, p.mixed
+
+
+@pytest.mark.parametrize(
+    ("question", "measures", "periods", "operation"),
+    [
+        # metric synonyms, years written every way
+        ("What was 3M's FY2018 capital expenditure?", "capital_expenditure", ["FY2018"], "value"),
+        ("3M capex in fiscal 2018", "capital_expenditure", ["FY2018"], "value"),
+        ("What were Apple's total net sales in fiscal year 2024?", "revenue", ["FY2024"], "value"),
+        ("Apple top line FY24", "revenue", ["FY2024"], "value"),
+        (
+            "What was Best Buy's revenue in the second quarter of fiscal 2024?",
+            "revenue",
+            ["FY2024 Q2"],
+            "value",
+        ),
+        ("Best Buy net sales Q2 of fiscal 2024", "revenue", ["FY2024 Q2"], "value"),
+        ("Best Buy net sales for 2Q FY2024", "revenue", ["FY2024 Q2"], "value"),
+        ("What is the year end FY2018 net PPNE for 3M?", "ppe_net", ["FY2018"], "value"),
+        ("What was Apple's diluted EPS in 2023?", "eps_diluted", ["FY2023"], "value"),
+        # KPIs by name and alias
+        ("What was Apple's gross margin in 2023?", "gross_margin", ["FY2023"], "value"),
+        (
+            "What is the FY2015 unadjusted EBITDA % margin for Netflix?",
+            "ebitda_margin",
+            ["FY2015"],
+            "value",
+        ),
+        ("Apple's quick ratio at the end of FY2024", "quick_ratio", ["FY2024"], "value"),
+        ("What was Apple's free cash flow in 2023?", "free_cash_flow", ["FY2023"], "value"),
+        ("Apple days payable outstanding FY2024", "dpo", ["FY2024"], "value"),
+        # changes between periods
+        (
+            "What is Amazon's year-over-year change in revenue from FY2016 to FY2017?",
+            "revenue",
+            ["FY2016", "FY2017"],
+            "change",
+        ),
+        (
+            "How did Apple's net income change FY2019 - FY2020?",
+            "net_income",
+            ["FY2019", "FY2020"],
+            "change",
+        ),
+        (
+            "How much has the effective tax rate of American Express changed between FY2021 and "
+            "FY2022?",
+            "effective_tax_rate",
+            ["FY2021", "FY2022"],
+            "change",
+        ),
+        ("How did Apple's revenue change in 2023?", "revenue", ["FY2022", "FY2023"], "change"),
+    ],
+)
+def test_what_a_question_asks(question: str, measures: str, periods: list, operation: str) -> None:
+    found, when, op, _, mixed = read(question)
+    assert [name for _, name in found] == [measures]
+    assert (when, op, mixed) == (periods, operation, False)
+
+
+def test_yes_no_questions_answer_by_the_direction_asked() -> None:
+    assert read(
+        "Has Verizon increased its debt on balance sheet between 2022 and the 2021 fiscal period?"
+    )[1:4] == (["FY2021", "FY2022"], "change", "up")
+    assert read("Did Pfizer grow its PPNE between FY20 and FY21?")[3] == "up"
+    assert read("Was there any drop in Apple's revenue in FY2023?")[3] == "down"
+    p = read(
+        "Does Corning have positive working capital based on FY2022 data? If working "
+        "capital is not a useful or relevant metric, then please state that."
+    )
+    assert p[0] == [("kpi", "working_capital")] and p[3] == "positive"
+    assert read("Does Adobe have an improving operating margin profile as of FY2022?")[1:4] == (
+        ["FY2021", "FY2022"],
+        "change",
+        "up",
+    )
+
+
+def test_reasons_and_judgements_take_the_mixed_route() -> None:
+    assert read("What drove operating margin change as of FY2022 for 3M?")[4] is True
+    assert (
+        read(
+            "Does Verizon have a reasonably healthy liquidity profile based on its quick "
+            "ratio for FY 2022?"
+        )[4]
+        is True
+    )
+
+
+def test_a_formula_the_question_defines_is_used_instead_of_the_dictionary() -> None:
+    question = (
+        "What is Amazon's FY2017 days payable outstanding (DPO)? DPO is defined as: 365 * "
+        "(average accounts payable between FY2016 and FY2017) / (FY2017 COGS + change in "
+        "inventory between FY2016 and FY2017). Round your answer to two decimal places."
+    )
+    p = plan(question)
+    assert isinstance(p, QuestionPlan)
+    (measure,) = p.measures
+    assert measure.kind == "formula"
+    assert measure.formula == (
+        "365 * (avg(accounts_payable)) / (cost_of_revenue + (inventory - prev(inventory)))"
+    )
+    assert [x.label for x in p.periods] == ["FY2017"] and p.decimals == 2
+    q = "What was Apple's FY2024 revenue / average PP&E between FY2023 and FY2024?"
+    assert [m.formula for m in plan(q).measures] == ["revenue / avg(ppe_net)"]
+
+
+def test_arithmetic_between_measures_is_one_formula() -> None:
+    question = (
+        "What is the FY2022 unadjusted EBITDA less capex for PepsiCo? Define unadjusted EBITDA "
+        "as unadjusted operating income + depreciation and amortization [from cash flow "
+        "statement]. Answer in USD millions."
+    )
+    p = plan(question)
+    assert isinstance(p, QuestionPlan)
+    assert [m.formula for m in p.measures] == [
+        "(operating_income + depreciation_and_amortization) - capital_expenditure"
+    ]
+    assert p.scale == "millions"
+
+
+@pytest.mark.parametrize(
+    ("words", "formula"),
+    [
+        ("net income divided by FY2018 total assets", "net_income / total_assets"),
+        ("FY2019 revenue / average PP&E between FY2018 and FY2019", "revenue / avg(ppe_net)"),
+        ("FY2019 net income divided by FY2018 total assets", "net_income / prev(total_assets)"),
+        ("100 * (gross profit / revenue)", "100 * (gross_profit / revenue)"),
+        ("FY2019 revenue less FY2016 revenue", "revenue - ago(revenue, 3)"),
+        ("revenue and net income", None),  # two measures side by side, no arithmetic
+        ("revenue / employees", None),  # a word that is no measure
+        ("revenue / (net income", None),
+    ],
+)
+def test_translating_formula_words(words: str, formula: str | None) -> None:
+    assert translate(tokens(words), {}) == formula
+
+
+@pytest.mark.parametrize(
+    ("question", "why"),
+    [
+        ("Which region had the worst topline performance for MGM during FY2022?", "line item"),
+        ("What was MGM's interest coverage ratio using FY2022 Adjusted EBIT?", "adjusted"),
+        ("Which Best Buy product category performed best in Q2 of FY2024?", "line item"),
+        ("Who is Apple's chief executive?", "names no line item"),
+        ("What was Apple's revenue?", "names no fiscal year"),
+        ("What was Apple's cash flow from investing in 2023?", "cash flow"),
+        ("Was there any drop in cash between FY 2023 and Q2 of FY2024?", "mixes"),
+        ("What was Apple's revenue / employees in 2023?", "line item"),
+    ],
+)
+def test_questions_without_a_plan_say_why(question: str, why: str) -> None:
+    found = plan(question)
+    assert isinstance(found, NoPlan), found
+    assert why in found.reason
+
+
+def test_several_measures_side_by_side() -> None:
+    found, when, op, _, _ = read("What were Apple's revenue and net income in 2023?")
+    assert [name for _, name in found] == ["revenue", "net_income"]
+    assert (when, op) == (["FY2023"], "value")
