@@ -344,6 +344,12 @@ def test_nothing_computed_says_why_and_exits_not_found(kpi_env) -> None:
     assert shown.returncode == ExitCode.NO_ANSWER
     assert json.loads(shown.stdout)["kpis"] == []
     assert "no KPI computed" in shown.stderr and "Apple Inc." in shown.stderr
+    assert "it holds FY2022 to FY2024" in shown.stderr, "what the store does hold"
+    shown = run_finrag("kpi", "AAPL", "--kpi", "interest_coverage", env=kpi_env)
+    # Apple's statement of operations prints no interest expense: every cell is a gap.
+    assert shown.returncode == ExitCode.NO_ANSWER
+    assert "no interest_expense for FY2024 in the store" in shown.stdout
+    assert "3 missing" in shown.stderr
 
 
 @needs_filings

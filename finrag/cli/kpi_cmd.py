@@ -139,6 +139,8 @@ def _chat_options(args: list[str]) -> dict[str, Any] | None:
 
 
 def _print_tables(report: KpiReport) -> None:
+    if not report.periods:  # no column to show: the message below says why
+        return
     for part in kpi_tables(report):
         out.print(part)
 

@@ -34,6 +34,7 @@ class CompanyKpis:
     ticker: str | None
     periods: list[Period]
     results: list[KpiValue | KpiGap] = field(default_factory=list)
+    held: list[Period] = field(default_factory=list)  # every period held, asked for or not
 
     @property
     def short(self) -> str:
@@ -120,21 +121,22 @@ def kpi_report(
         if company_id in seen:  # "Apple" and "AAPL": one company, shown once
             continue
         seen.add(company_id)
-        periods = available_periods(conn, company_id, quarterly=quarterly)
+        held = available_periods(conn, company_id, quarterly=quarterly)
+        periods = held
         if years is not None:
-            periods = [p for p in periods if years[0] <= p.fiscal_year <= years[1]]
+            periods = [p for p in held if years[0] <= p.fiscal_year <= years[1]]
         results = kpi_table(conn, company_id, chosen, periods) if periods else []
-        report.companies.append(CompanyKpis(name, ticker, periods, results))
+        report.companies.append(CompanyKpis(name, ticker, periods, results, held))
     return report
 
 
 def why_none(report: KpiReport) -> str:
     """A sentence saying why nothing was computed: no periods, or the gaps' reasons."""
-    empty = [c.name for c in report.companies if not c.periods]
-    if empty and len(empty) == len(report.companies):
-        return (
-            f"the store holds no statement facts for {', '.join(empty)} in the periods asked "
-            "(finrag facts COMPANY shows what it holds)"
+    if all(not c.periods for c in report.companies):
+        return "; ".join(
+            f"the store holds no statement figures for {c.name} in the periods asked"
+            + (f" (it holds {c.held[0].label} to {c.held[-1].label})" if c.held else "")
+            for c in report.companies
         )
     reasons = Counter(r.reason for c in report.companies for r in c.results)
     return ", ".join(f"{n} {reason}" for reason, n in reasons.most_common()) + " (see the notes)"
