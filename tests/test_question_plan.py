@@ -182,3 +182,61 @@ def test_several_measures_side_by_side() -> None:
     found, when, op, _, _ = read("What were Apple's revenue and net income in 2023?")
     assert [name for _, name in found] == ["revenue", "net_income"]
     assert (when, op) == (["FY2023"], "value")
+
+
+def test_a_formula_defined_inside_the_question() -> None:
+    found = read(
+        "What was Apple's asset turnover in fiscal 2024, defined as FY2024 net sales / average "
+        "total assets between FY2023 and FY2024?"
+    )
+    assert found[0] == [("formula", "revenue / avg(total_assets)")]
+    assert found[1] == ["FY2024"]
+    p = plan(
+        "What was Netflix's buyback payout in 2024, defined as repurchases of common stock "
+        "divided by net income?"
+    )
+    assert [(m.formula, m.words) for m in p.measures] == [
+        ("share_repurchases / net_income", "buyback payout")
+    ]
+    # "using ..." says how; the KPI's own definition already says it.
+    assert read(
+        "What was Apple's return on equity in fiscal 2024, using average shareholders' equity?"
+    )[0] == [("kpi", "roe")]
+
+
+def test_percentage_of_and_cash_flow_wording() -> None:
+    assert read("What was Apple's capex as a percentage of revenue in FY2024?")[0] == [
+        ("formula", "100 * (capital_expenditure / revenue)")
+    ]
+    assert read("How much cash did Apple generate from operating activities in fiscal 2024?")[
+        0
+    ] == [("metric", "operating_cash_flow")]
+    assert read("What was Apple's non-current term debt at the end of FY2024?")[0] == [
+        ("metric", "long_term_debt")
+    ]
+
+
+def test_a_growth_kpi_holds_its_own_comparison() -> None:
+    found, when, op, _, _ = read("What was Tesla's year-over-year revenue growth in Q2 2025?")
+    assert (found, when, op) == ([("kpi", "revenue_growth")], ["FY2025 Q2"], "value")
+
+
+def test_a_period_named_by_its_end_date_is_read_on_the_company_calendar() -> None:
+    from datetime import date
+
+    from finrag.facts.periods import FiscalCalendar
+
+    # NVIDIA's fiscal year ends in late January: July 27, 2025 closes Q2 of fiscal 2026.
+    nvidia = FiscalCalendar.from_document(date(2025, 7, 27), 2)
+    for question in (
+        "What was NVIDIA's operating margin for the three months ended July 27, 2025?",
+        "What was NVIDIA's current ratio as of July 27, 2025?",
+    ):
+        periods = read_periods(question)
+        p = plan_question(question, periods.years, periods.quarter, nvidia)
+        assert [x.label for x in p.periods] == ["FY2026 Q2"], question
+    # A year-end balance date is the fiscal year.
+    apple = FiscalCalendar.from_document(date(2024, 9, 28), None)
+    question = "What were Apple's total assets as of September 28, 2024?"
+    p = plan_question(question, [2024], None, apple)
+    assert [x.label for x in p.periods] == ["FY2024"]

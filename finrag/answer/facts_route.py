@@ -201,8 +201,8 @@ def _compose(
             subject = f"{short_name(company.name)}'s {measure_words(measure)}"
             if plan.operation == "change" and len(mine) >= 2:
                 old, new = mine[0], mine[-1]
-                change, calc = _change(old, new, plan, sources)
-                calculations.append(calc)
+                change, calcs = _change(old, new, plan, sources)
+                calculations += calcs
                 verdicts.append(_holds(plan.yes_no, old.value, new.value))
                 sentences.append(
                     f"{subject} went from {amount_words(old, plan)} "
@@ -258,11 +258,14 @@ def _change(old: Figure, new: Figure, plan: QuestionPlan, sources: _Sources):
     description = (
         f"change in {measure_words(new.measure)} from {old.period.label} to {new.period.label}"
     )
+    difference = _calculate(description, f"{_number(b)} - {_number(a)}", inputs)
     if new.measure.is_rate:
-        calc = _calculate(description, f"{_number(b)} - {_number(a)}", inputs)
-        return change_words(new, calc.result, None, plan), calc
-    calc = _calculate(description, f"percent_change({_number(a)}, {_number(b)})", inputs)
-    return change_words(new, Decimal(str(b - a)), calc.result, plan), calc
+        return change_words(new, Decimal(str(difference.result)), None, plan), [difference]
+    percent = _calculate(
+        f"{description}, per cent", f"percent_change({_number(a)}, {_number(b)})", inputs
+    )
+    words = change_words(new, Decimal(str(difference.result)), percent.result, plan)
+    return words, [percent, difference]
 
 
 def _kpi_calculation(f: Figure, sources: _Sources) -> CalculationOutcome:

@@ -20,6 +20,7 @@ from finrag.facts.dictionary import COMPANY, label_key, metrics, not_line_items
 from finrag.facts.kpi import kpis
 from finrag.facts.lookup import Period
 from finrag.facts.model import normalize_label
+from finrag.facts.periods import FiscalCalendar
 
 Operation = Literal["value", "change"]
 Direction = Literal["up", "down", "positive", "negative"]
@@ -113,7 +114,12 @@ _FILLER = frozenset(
         "full",
     ]
 )
+# Longest first. "as a percentage of" divides and makes the result a percentage.
 _OPERATOR_WORDS = [
+    ("as a percentage of", "%/"),
+    ("as a percent of", "%/"),
+    ("as a share of", "%/"),
+    ("as a proportion of", "/"),
     ("divided by", "/"),
     ("multiplied by", "*"),
     ("less", "-"),
@@ -168,18 +174,34 @@ class NoPlan:
 
 
 def plan_question(
-    question: str, years: Sequence[int], quarter: int | None
+    question: str,
+    years: Sequence[int],
+    quarter: int | None,
+    calendar: FiscalCalendar | None = None,
 ) -> QuestionPlan | NoPlan:
     """The plan for ``question`` given the fiscal years and quarter it names (read by
-    the retriever's filters), or why there is none."""
+    the retriever's filters), or why there is none. With the company's fiscal calendar,
+    a period named by its end date ("the quarter ended June 28, 2025") is its fiscal one."""
+    if calendar is not None and (dated := _dated_period(question, calendar)):
+        years, quarter = [dated.fiscal_year], dated.fiscal_quarter
     target = max(years, default=None)  # the year a defined formula's periods count from
-    definitions = _definitions(question, target)
     asking = _asking_text(question)
+    definitions = _definitions(question, target)
+    # "..., defined as X / Y?" inside the question: X / Y is what is asked.
+    asking, inline = _split_inline(asking)
     key = _key(asking)
     if m := _NOT_IN_STATEMENTS.search(key):
         return NoPlan(f"asks for a figure the statements do not print as one line item ({m[0]!r})")
     tokens = _tokens(_BRACKETS.sub(" ", asking))
-    found = _measures(tokens, definitions, target)
+    if inline:
+        formula = translate(_tokens(_BRACKETS.sub(" ", inline)), definitions, target)
+        if formula is None:
+            return NoPlan(f"defines a formula finrag cannot read ({inline.strip()[:60]!r})")
+        found: list[Measure] | NoPlan = [
+            Measure("formula", "defined", _defined_words(tokens), formula, _unit_of(formula))
+        ]
+    else:
+        found = _measures(tokens, definitions, target)
     if isinstance(found, NoPlan):
         return found
     if not found:
@@ -191,7 +213,10 @@ def plan_question(
     plan = QuestionPlan(measures=found, periods=[])
     yes_no = bool(_YES_NO.match(key))
     plan.wants_reasons = bool(_REASONS.search(key))
-    changes = bool(_CHANGE.search(_without_measures(key, found)))
+    # A growth KPI holds its own comparison: "revenue growth year over year in Q2 2025"
+    # is one value, not a change between two growth rates.
+    own = all(m.kind == "kpi" and ("growth" in m.name or "cagr" in m.name) for m in found)
+    changes = not own and bool(_CHANGE.search(_without_measures(key, found)))
     if any(m.kind == "formula" for m in found):
         # A defined formula carries its own periods (averages, changes): one target year.
         plan.periods = [Period(max(years), quarter)]
@@ -220,6 +245,70 @@ def plan_question(
         plan.decimals = _NUMBER_WORDS.get(m[1].lower()) or int(m[1])
     plan.notes.append(plan.describe())
     return plan
+
+
+_CASH_FLOWS = {"operating_cash_flow", "investing_cash_flow", "financing_cash_flow"}
+_INLINE_DEFINITION = re.compile(r",?\s+(?:defined|calculated|computed)\s+as:?\s+", re.I)
+# "..., using average shareholders' equity": how, not what; the KPI's definition says it.
+_USING = re.compile(r",\s*(?:using|based on|with)\b[^,?]*", re.I)
+_MONTH_DATE = (
+    r"(?P<date>(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2},?\s+"
+    r"(?:19|20)\d\d)"
+)
+_ENDED = re.compile(
+    r"\b(?:(?P<quarter>quarter|three months|3 months|13 weeks)|(?P<year>(?:fiscal )?year|"
+    r"twelve months|12 months|52 weeks|53 weeks))\s+(?:ended|ending)\s+(?:on\s+)?" + _MONTH_DATE,
+    re.I,
+)
+_AS_OF = re.compile(r"\b(?:as of|as at|at|on)\s+" + _MONTH_DATE, re.I)
+
+
+def _split_inline(asking: str) -> tuple[str, str]:
+    """(the question, a formula it defines inline or '')."""
+    asking = _USING.sub("", asking)
+    parts = _INLINE_DEFINITION.split(asking, maxsplit=1)
+    return (parts[0], parts[1]) if len(parts) == 2 else (asking, "")
+
+
+def _defined_words(tokens: Sequence[str]) -> str:
+    """What the question calls its defined measure, as written: 'asset turnover',
+    'buyback payout' (from the first measure word on)."""
+    start = next((i for i in range(len(tokens)) if _match(tokens, i)), None)
+    words = [
+        t
+        for t in tokens[start or 0 :]
+        if t not in _FILLER and not _YEAR_TOKEN.match(t) and not re.fullmatch(r"q[1-4]", t)
+    ]
+    return " ".join(words[-4:] if start is None else words[:4]) or "defined formula"
+
+
+def _dated_period(question: str, calendar: FiscalCalendar) -> Period | None:
+    """The fiscal period a question names by its end date, on the company's calendar."""
+    from datetime import datetime
+
+    if m := _ENDED.search(question):
+        day = _parse_date(m["date"], datetime)
+        if day is None:
+            return None
+        if m["quarter"]:
+            return Period(calendar.fiscal_year(day), calendar.fiscal_quarter(day))
+        return Period(calendar.fiscal_year(day))
+    if m := _AS_OF.search(question):
+        day = _parse_date(m["date"], datetime)
+        if day is None or not calendar.is_quarter_end(day):
+            return None
+        quarter = calendar.fiscal_quarter(day)
+        return Period(calendar.fiscal_year(day), None if quarter == 4 else quarter)
+    return None
+
+
+def _parse_date(text: str, datetime):
+    text = re.sub(r"\s+", " ", text.replace(",", "").replace(".", "")).strip()
+    month, day, year = text.split(" ")
+    try:
+        return datetime.strptime(f"{month[:3]} {day} {year}", "%b %d %Y").date()
+    except ValueError:
+        return None
 
 
 def _direction(key: str) -> Direction | None:
@@ -340,6 +429,10 @@ def _measures(
             measure = own
         spans.append((i, i + n, measure))
         i += n
+    names = {m.name for _, _, m in spans}
+    if names & _CASH_FLOWS and "cash_and_equivalents" in names:
+        # "cash did it generate from operating activities": one cash flow, not the balance.
+        spans = [s for s in spans if s[2].name != "cash_and_equivalents"]
     text = " ".join(tokens)
     for words in _computed_words():
         if re.search(rf"(?<!\S){re.escape(words)}(?!\S)", text) and not any(
@@ -434,6 +527,7 @@ def translate(
     target = target or max((y for y in years if y), default=None)
     out: list[str] = []
     pending: str | None = None  # "avg" or "change", waiting for its measure
+    percent = False  # "X as a percentage of Y": 100 * X / Y
     year_before: int | None = None
     expect_operand = True
     i = 0
@@ -457,7 +551,10 @@ def translate(
         if t in ("+", "-", "*", "/") or word_op:
             if expect_operand:
                 return None
-            out.append(t if t in ("+", "-", "*", "/") else word_op[1])
+            symbol = t if t in ("+", "-", "*", "/") else word_op[1]
+            if symbol == "%/":
+                percent, symbol = True, "/"
+            out.append(symbol)
             i += word_op[0] if word_op and t not in ("+", "-", "*", "/") else 1
             expect_operand = True
             continue
@@ -513,7 +610,8 @@ def translate(
         return None
     if expect_operand or not out or out.count("(") != out.count(")"):
         return None
-    return " ".join(out).replace("( ", "(").replace(" )", ")")
+    formula = " ".join(out).replace("( ", "(").replace(" )", ")")
+    return f"100 * ({formula})" if percent else formula
 
 
 def _year(token: str, before: str) -> int | None:

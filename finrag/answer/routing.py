@@ -11,6 +11,7 @@ import psycopg
 
 from finrag.answer.facts_route import Company, FactsOutcome, answer_with_facts
 from finrag.answer.question_plan import NoPlan, QuestionPlan, plan_question
+from finrag.facts.periods import FiscalCalendar
 from finrag.retrieve.filters import QueryFilters
 
 
@@ -30,7 +31,8 @@ def choose_route(conn: psycopg.Connection, question: str, filters: QueryFilters)
         return Route("text", f"names a company not in the store ({filters.unknown_companies[0]})")
     if not filters.companies:
         return Route("text", "names no company in the store")
-    plan = plan_question(question, filters.years, filters.quarter)
+    calendar = _calendar(conn, filters.companies[0].id)
+    plan = plan_question(question, filters.years, filters.quarter, calendar)
     if isinstance(plan, NoPlan):
         return Route("text", plan.reason)
     companies = [Company(c.id, c.name) for c in filters.companies]
@@ -43,3 +45,13 @@ def choose_route(conn: psycopg.Connection, question: str, filters: QueryFilters)
         reason = f"{outcome.reason}; the question asks for {why}: the excerpts answer that"
         return Route("mixed", reason, plan, outcome, seconds)
     return Route("facts", outcome.reason, plan, outcome, seconds)
+
+
+def _calendar(conn: psycopg.Connection, company_id: int) -> FiscalCalendar | None:
+    """The company's fiscal calendar, read from its latest filing."""
+    row = conn.execute(
+        "SELECT period_end, fiscal_quarter FROM documents WHERE company_id = %s "
+        "AND period_end IS NOT NULL ORDER BY period_end DESC LIMIT 1",
+        (company_id,),
+    ).fetchone()
+    return FiscalCalendar.from_document(*row) if row else None
