@@ -99,7 +99,20 @@ def test_yes_no_questions_answer_by_the_direction_asked() -> None:
     )
 
 
+def test_cashflow_written_as_one_word() -> None:
+    assert read("Does Adobe have an improving Free cashflow conversion as of FY2022?")[:4] == (
+        [("kpi", "fcf_conversion")],
+        ["FY2021", "FY2022"],
+        "change",
+        "up",
+    )
+
+
 def test_reasons_and_judgements_take_the_mixed_route() -> None:
+    assert read("Is 3M a capital-intensive business based on FY2022 data?")[0] == [
+        ("kpi", "capex_to_revenue")
+    ]
+    assert read("Is 3M a capital-intensive business based on FY2022 data?")[4] is True
     assert read("What drove operating margin change as of FY2022 for 3M?")[4] is True
     assert (
         read(
@@ -162,10 +175,18 @@ def test_translating_formula_words(words: str, formula: str | None) -> None:
 @pytest.mark.parametrize(
     ("question", "why"),
     [
-        ("Which region had the worst topline performance for MGM during FY2022?", "line item"),
+        ("Which region had the worst topline performance for MGM during FY2022?", "ranking"),
+        ("Which debt securities are registered under American Express' name in 2022?", "names"),
+        ("What are major acquisitions that Best Buy has done in FY2023?", "ranking"),
+        (
+            "Were there any events that substantially increased Pfizer's net income in 2019?",
+            "line item",
+        ),
+        ("What was Best Buy's domestic segment revenue in Q2 FY2024?", "line item"),
         ("What was MGM's interest coverage ratio using FY2022 Adjusted EBIT?", "adjusted"),
-        ("Which Best Buy product category performed best in Q2 of FY2024?", "line item"),
-        ("Who is Apple's chief executive?", "names no line item"),
+        ("Which Best Buy product category performed best in Q2 of FY2024?", "ranking"),
+        ("Who is Apple's chief executive?", "names"),
+        ("What was the FY2023 dividend yield of Apple?", "names no line item"),
         ("What was Apple's revenue?", "names no fiscal year"),
         ("What was Apple's cash flow from investing in 2023?", "cash flow"),
         ("Was there any drop in cash between FY 2023 and Q2 of FY2024?", "mixes"),

@@ -31,7 +31,14 @@ _NOT_IN_STATEMENTS = re.compile(
     r"\b(?:segments?|regions?|regional|geograph\w*|categor(?:y|ies)|products?|brands?|"
     r"organic(?:ally)?|adjusted|non ?gaap|core|constant currency|guidance|outlook|"
     r"per employee|employees|stores?|customers?|subscribers?|members?|backlog|"
-    r"excluding|exclude|ex|pro forma|notional|guarantee|commitments?)\b"
+    r"excluding|exclude|ex|pro forma|notional|guarantee|commitments?|events?|one ?time|"
+    r"unusual|non ?recurring)\b"
+)
+# Questions after names or a ranking, not a figure: "which debt securities...", "who
+# audits...", "what are the major acquisitions...".
+_NOT_A_FIGURE = re.compile(
+    r"^(?:which|who|whom|whose|where|name|list)\b|\b(?:major|main|largest|biggest|"
+    r"smallest|key|notable|significant|primary|principal)\b"
 )
 _REASONS = re.compile(
     r"\b(?:why|drove|drive|drives|driven|drivers?|explain\w*|reasons?|due to|behind|"
@@ -190,6 +197,8 @@ def plan_question(
     # "..., defined as X / Y?" inside the question: X / Y is what is asked.
     asking, inline = _split_inline(asking)
     key = _key(asking)
+    if m := _NOT_A_FIGURE.search(key):
+        return NoPlan(f"asks for names or a ranking, not a figure ({m[0]!r})")
     if m := _NOT_IN_STATEMENTS.search(key):
         return NoPlan(f"asks for a figure the statements do not print as one line item ({m[0]!r})")
     tokens = _tokens(_BRACKETS.sub(" ", asking))
@@ -347,6 +356,7 @@ _YEAR_TOKEN = re.compile(r"^(?:fy)?(?:19|20)?\d\d$")
 def _tokens(text: str) -> list[str]:
     text = text.lower().replace("’", "'")
     text = re.sub(r"'s\b", "", text)
+    text = re.sub(r"\bcashflows?\b", "cash flow", text)
     text = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text)  # long-term, year-over-year
     return _TOKEN.findall(text)
 
