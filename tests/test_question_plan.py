@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from finrag.answer.question_plan import NoPlan, QuestionPlan, plan_question, translate
-from finrag.answer.question_plan import _tokens as tokens
+from finrag.answer.formula_words import split_words, translate
+from finrag.answer.question_plan import NoPlan, QuestionPlan, plan_question
 from finrag.retrieve.filters import read_periods
 
 
@@ -169,7 +169,7 @@ def test_arithmetic_between_measures_is_one_formula() -> None:
     ],
 )
 def test_translating_formula_words(words: str, formula: str | None) -> None:
-    assert translate(tokens(words), {}) == formula
+    assert translate(split_words(words), {}) == formula
 
 
 @pytest.mark.parametrize(

@@ -13,11 +13,21 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Literal
 
-from finrag.facts.dictionary import COMPANY, label_key, metrics, not_line_items
-from finrag.facts.kpi import kpis
+from finrag.answer.formula_words import (
+    FILLER,
+    YEAR_TOKEN,
+    Measure,
+    computed_words,
+    defined_at,
+    match,
+    measure_phrases,
+    operator,
+    split_words,
+    translate,
+    unit_of,
+)
 from finrag.facts.lookup import Period
 from finrag.facts.model import normalize_label
 from finrag.facts.periods import FiscalCalendar
@@ -82,75 +92,6 @@ _BRACKETS = re.compile(
 _SCALE = re.compile(r"\b(?:in|to)\s+(?:usd\s+|us\$\s*|\$\s*)?(millions|billions|thousands)\b", re.I)
 _DECIMALS = re.compile(r"\b(?:to|with)\s+(one|two|three|four|1|2|3|4)\s+decimal", re.I)
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4}
-_FILLER = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "of",
-        "in",
-        "for",
-        "at",
-        "as",
-        "its",
-        "their",
-        "company",
-        "s",
-        "year",
-        "years",
-        "fiscal",
-        "end",
-        "ending",
-        "ended",
-        "annual",
-        "reported",
-        "unadjusted",
-        "total",
-        "amount",
-        "value",
-        "figure",
-        "figures",
-        "level",
-        "between",
-        "and",
-        "from",
-        "to",
-        "on",
-        "by",
-        "with",
-        "full",
-    ]
-)
-# Longest first. "as a percentage of" divides and makes the result a percentage.
-_OPERATOR_WORDS = [
-    ("as a percentage of", "%/"),
-    ("as a percent of", "%/"),
-    ("as a share of", "%/"),
-    ("as a proportion of", "/"),
-    ("divided by", "/"),
-    ("multiplied by", "*"),
-    ("less", "-"),
-    ("minus", "-"),
-    ("plus", "+"),
-    ("times", "*"),
-    ("over", "/"),
-]
-
-
-@dataclass(frozen=True)
-class Measure:
-    """One thing asked for: a line item, a KPI, or a formula the question defines."""
-
-    kind: Literal["metric", "kpi", "formula"]
-    name: str  # metric or KPI name; "defined" for a question's own formula
-    words: str  # as the question put it
-    formula: str | None = None  # kind "formula": finrag's formula language
-    unit: str = "money"  # money, per_share, shares, percent, ratio, times, days
-
-    @property
-    def is_rate(self) -> bool:
-        """A value whose change is read in points, not in percent of itself."""
-        return self.unit in ("percent", "ratio", "times", "days")
 
 
 @dataclass
@@ -201,13 +142,13 @@ def plan_question(
         return NoPlan(f"asks for names or a ranking, not a figure ({m[0]!r})")
     if m := _NOT_IN_STATEMENTS.search(key):
         return NoPlan(f"asks for a figure the statements do not print as one line item ({m[0]!r})")
-    tokens = _tokens(_BRACKETS.sub(" ", asking))
+    tokens = split_words(_BRACKETS.sub(" ", asking))
     if inline:
-        formula = translate(_tokens(_BRACKETS.sub(" ", inline)), definitions, target)
+        formula = translate(split_words(_BRACKETS.sub(" ", inline)), definitions, target)
         if formula is None:
             return NoPlan(f"defines a formula finrag cannot read ({inline.strip()[:60]!r})")
         found: list[Measure] | NoPlan = [
-            Measure("formula", "defined", _defined_words(tokens), formula, _unit_of(formula))
+            Measure("formula", "defined", _defined_words(tokens), formula, unit_of(formula))
         ]
     else:
         found = _measures(tokens, definitions, target)
@@ -282,11 +223,11 @@ def _split_inline(asking: str) -> tuple[str, str]:
 def _defined_words(tokens: Sequence[str]) -> str:
     """What the question calls its defined measure, as written: 'asset turnover',
     'buyback payout' (from the first measure word on)."""
-    start = next((i for i in range(len(tokens)) if _match(tokens, i)), None)
+    start = next((i for i in range(len(tokens)) if match(tokens, i)), None)
     words = [
         t
         for t in tokens[start or 0 :]
-        if t not in _FILLER and not _YEAR_TOKEN.match(t) and not re.fullmatch(r"q[1-4]", t)
+        if t not in FILLER and not YEAR_TOKEN.match(t) and not re.fullmatch(r"q[1-4]", t)
     ]
     return " ".join(words[-4:] if start is None else words[:4]) or "defined formula"
 
@@ -348,74 +289,6 @@ def _key(text: str) -> str:
     return re.sub(r"\bnon (?=\w)", "non", key)
 
 
-# "%" is no token: "EBITDA % margin" and "gross margin %" name the KPIs without it.
-_TOKEN = re.compile(r"\d[\d,]*(?:\.\d+)?|[a-z][a-z0-9&']*(?:/[a-z]+)?|[-+*/()]")
-_YEAR_TOKEN = re.compile(r"^(?:fy)?(?:19|20)?\d\d$")
-
-
-def _tokens(text: str) -> list[str]:
-    text = text.lower().replace("’", "'")
-    text = re.sub(r"'s\b", "", text)
-    text = re.sub(r"\bcashflows?\b", "cash flow", text)
-    text = re.sub(r"(?<=[a-z])-(?=[a-z])", " ", text)  # long-term, year-over-year
-    return _TOKEN.findall(text)
-
-
-@dataclass(frozen=True)
-class _Phrase:
-    words: tuple[str, ...]
-    measure: Measure
-
-
-@cache
-def _phrases() -> dict[str, Measure]:
-    """Every way a question may name a measure: what users type for metrics, then KPI
-    names and aliases, then metrics' printed labels (a KPI alias such as "gross margin"
-    wins over a label some filing prints for gross profit)."""
-    seen: dict[str, Measure] = {}
-
-    def add(words: str, measure: Measure) -> None:
-        key = " ".join(_tokens(words))
-        if key:
-            seen.setdefault(key, measure)
-
-    for item in metrics():
-        measure = Measure("metric", item.name, item.display, unit=item.unit)
-        for words in (item.name.replace("_", " "), item.display, *item.aliases):
-            add(words, measure)
-    for k in kpis():
-        measure = Measure("kpi", k.name, k.display, unit=k.unit)
-        for words in (k.name.replace("_", " "), k.display, *k.aliases):
-            add(words, measure)
-    for item in metrics():
-        measure = Measure("metric", item.name, item.display, unit=item.unit)
-        for label in item.labels:
-            if COMPANY not in label and ": " not in label:
-                add(label_key(label), measure)
-    return seen
-
-
-@cache
-def _longest_phrase() -> int:
-    return max(len(p.split()) for p in _phrases())
-
-
-@cache
-def _computed_words() -> tuple[str, ...]:
-    """Computed measures the metric dictionary describes but no KPI defines."""
-    return tuple(" ".join(_tokens(w)) for w in not_line_items())
-
-
-def _match(tokens: Sequence[str], i: int) -> tuple[int, Measure] | None:
-    """The longest measure phrase starting at token ``i``: (tokens used, measure)."""
-    phrases = _phrases()
-    for n in range(min(_longest_phrase(), len(tokens) - i), 0, -1):
-        words = " ".join(tokens[i : i + n])
-        if words in phrases:
-            return n, phrases[words]
-    return None
-
-
 def _measures(
     tokens: list[str], definitions: dict[str, str], target: int | None
 ) -> list[Measure] | NoPlan:
@@ -424,10 +297,10 @@ def _measures(
     spans: list[tuple[int, int, Measure]] = []
     i = 0
     while i < len(tokens):
-        defined = _defined_at(tokens, i, definitions)
+        defined = defined_at(tokens, i, definitions)
         if defined is not None:
             n, measure = defined
-        elif (hit := _match(tokens, i)) is not None:
+        elif (hit := match(tokens, i)) is not None:
             n, measure = hit
         else:
             i += 1
@@ -444,7 +317,7 @@ def _measures(
         # "cash did it generate from operating activities": one cash flow, not the balance.
         spans = [s for s in spans if s[2].name != "cash_and_equivalents"]
     text = " ".join(tokens)
-    for words in _computed_words():
+    for words in computed_words():
         if re.search(rf"(?<!\S){re.escape(words)}(?!\S)", text) and not any(
             s[2].kind != "metric" for s in spans
         ):
@@ -454,23 +327,13 @@ def _measures(
     # Arithmetic between measures: the span from the first to the last must read as one
     # formula, or the question is about several measures side by side.
     between = [tokens[a:b] for (_, a, _), (b, _, _) in itertools.pairwise(spans)]
-    if any(_operator(words) for words in between):
+    if any(operator(words) for words in between):
         formula = translate(tokens[spans[0][0] : spans[-1][1]], definitions, target)
         if formula is None:
             return NoPlan("names several measures in arithmetic finrag cannot read")
         words = " ".join(tokens[spans[0][0] : spans[-1][1]])
-        return [Measure("formula", "defined", words, formula, _unit_of(formula))]
+        return [Measure("formula", "defined", words, formula, unit_of(formula))]
     return list({m.name: m for _, _, m in spans}.values())
-
-
-def _operator(words: Sequence[str]) -> str | None:
-    text = " ".join(words)
-    if any(w in ("+", "-", "*", "/") for w in words):
-        return "op"
-    for phrase, symbol in _OPERATOR_WORDS:
-        if re.search(rf"(?<!\S){phrase}(?!\S)", text):
-            return symbol
-    return None
 
 
 # ------------------------------------------------------------------ definitions
@@ -481,9 +344,9 @@ def _defined_as(measure: Measure, definitions: dict[str, str]) -> Measure | None
     as ..." and "days payable outstanding"): the question's definition wins."""
     for term, formula in definitions.items():
         words = term.split()
-        hit = _match(words, 0)
+        hit = match(words, 0)
         if hit is not None and hit[0] == len(words) and hit[1].name == measure.name:
-            return Measure("formula", "defined", term, formula, _unit_of(formula))
+            return Measure("formula", "defined", term, formula, unit_of(formula))
     return None
 
 
@@ -493,148 +356,13 @@ def _definitions(question: str, target: int | None) -> dict[str, str]:
     out: dict[str, str] = {}
     for m in _DEFINITION.finditer(_BRACKETS.sub(" ", question)):
         term = m["term"] or m["term2"]
-        term_tokens = [t for t in _tokens(term) if t not in ("the", "a", "an", "unadjusted")]
+        term_tokens = [t for t in split_words(term) if t not in ("the", "a", "an", "unadjusted")]
         # "What is X? X is defined as": the term is the last words before "is defined".
         term_tokens = term_tokens[-4:]
-        formula = translate(_tokens(m["body"]), {}, target)
+        formula = translate(split_words(m["body"]), {}, target)
         if formula is not None and term_tokens:
             out[" ".join(term_tokens)] = formula
     return out
-
-
-def _defined_at(
-    tokens: Sequence[str], i: int, definitions: dict[str, str]
-) -> tuple[int, Measure] | None:
-    for term, formula in definitions.items():
-        words = term.split()
-        for start in range(len(words)):  # "DPO" defined as "days payable outstanding (DPO)"
-            tail = words[start:]
-            if list(tokens[i : i + len(tail)]) == tail:
-                measure = Measure("formula", "defined", term, formula, _unit_of(formula))
-                return len(tail), measure
-    return None
-
-
-def _unit_of(formula: str) -> str:
-    if re.match(r"^\s*100\s*\*", formula):
-        return "percent"
-    if re.match(r"^\s*36[05]\s*\*", formula):
-        return "days"
-    return "ratio" if "/" in formula else "money"
-
-
-def translate(
-    tokens: Sequence[str], definitions: dict[str, str], target: int | None = None
-) -> str | None:
-    """Words of a formula in finrag's formula language, or None when any word is not a
-    measure, a number, an operator or a period:
-
-    '365 * (average accounts payable between FY2016 and FY2017) / (FY2017 COGS + change
-    in inventory between FY2016 and FY2017)' ->
-    '365 * (avg(accounts_payable)) / (cost_of_revenue + (inventory - prev(inventory)))'
-    """
-    years = [_year(t, tokens[j - 1] if j else "") for j, t in enumerate(tokens)]
-    target = target or max((y for y in years if y), default=None)
-    out: list[str] = []
-    pending: str | None = None  # "avg" or "change", waiting for its measure
-    percent = False  # "X as a percentage of Y": 100 * X / Y
-    year_before: int | None = None
-    expect_operand = True
-    i = 0
-    while i < len(tokens):
-        t = tokens[i]
-        if years[i]:
-            year_before = years[i]
-            i += 1
-            continue
-        if t in ("fy", "fiscal"):
-            i += 1
-            continue
-        word_op = next(
-            (
-                (len(p.split()), s)
-                for p, s in _OPERATOR_WORDS
-                if list(tokens[i : i + len(p.split())]) == p.split()
-            ),
-            None,
-        )
-        if t in ("+", "-", "*", "/") or word_op:
-            if expect_operand:
-                return None
-            symbol = t if t in ("+", "-", "*", "/") else word_op[1]
-            if symbol == "%/":
-                percent, symbol = True, "/"
-            out.append(symbol)
-            i += word_op[0] if word_op and t not in ("+", "-", "*", "/") else 1
-            expect_operand = True
-            continue
-        if t == "(":
-            if not expect_operand:
-                return None
-            out.append("(")
-            i += 1
-            continue
-        if t == ")":
-            if expect_operand:
-                return None
-            out.append(")")
-            i += 1
-            continue
-        if t == "average" or t == "avg" or t == "mean":
-            pending = "avg"
-            i += 1
-            continue
-        if t in ("change", "increase", "difference") and tokens[i + 1 : i + 2] == ["in"]:
-            pending = "change"
-            i += 2
-            continue
-        if re.fullmatch(r"\d[\d,]*(?:\.\d+)?", t):
-            if not expect_operand:
-                return None
-            out.append(t.replace(",", ""))
-            expect_operand = False
-            i += 1
-            continue
-        hit = _defined_at(tokens, i, definitions) or _match(tokens, i)
-        if hit is not None:
-            n, measure = hit
-            if not expect_operand:
-                return None
-            term = f"({measure.formula})" if measure.kind == "formula" else measure.name
-            following = next((y for y in years[i + n : i + n + 2] if y), None)
-            when = year_before or following
-            if pending == "avg":
-                term = f"avg({term})"
-            elif pending == "change":
-                term = f"({term} - prev({term}))"
-            elif when and target and when < target:
-                gap = target - when
-                term = f"prev({term})" if gap == 1 else f"ago({term}, {gap})"
-            out.append(term)
-            pending, year_before, expect_operand = None, None, False
-            i += n
-            continue
-        if t in _FILLER:
-            i += 1
-            continue
-        return None
-    if expect_operand or not out or out.count("(") != out.count(")"):
-        return None
-    formula = " ".join(out).replace("( ", "(").replace(" )", ")")
-    return f"100 * ({formula})" if percent else formula
-
-
-def _year(token: str, before: str) -> int | None:
-    if not _YEAR_TOKEN.match(token):
-        return None
-    digits = token.removeprefix("fy")
-    if len(digits) == 2:
-        if not token.startswith("fy") and before not in ("fy", "fiscal"):
-            return None
-        return 2000 + int(digits)
-    if len(digits) != 4:
-        return None
-    return int(digits)
 
 
 def _without_measures(key: str, found: Sequence[Measure]) -> str:
@@ -643,7 +371,7 @@ def _without_measures(key: str, found: Sequence[Measure]) -> str:
     for m in found:
         for words in {m.words.lower(), normalize_label(m.words)}:
             text = text.replace(words, " ")
-    for phrase, measure in _phrases().items():
+    for phrase, measure in measure_phrases().items():
         if measure in found and measure.kind != "formula":
             text = re.sub(rf"(?<!\S){re.escape(phrase)}(?!\S)", " ", text)
     return text
