@@ -397,3 +397,46 @@ def test_quarters_use_their_own_three_months_and_the_quarter_before(conn) -> Non
     deferred = resolve_metric(conn, nvidia, metric("deferred_revenue"), q2)
     assert isinstance(deferred, MetricValue), deferred
     assert deferred.value == 980 * M
+
+
+def test_a_cell_tagged_with_the_metrics_own_concept_outranks_an_untagged_statement_row() -> None:
+    """Tesla's 10-Q: the income statement (p.5, title not recognised) tags R&D 1,074; the
+    stock-based compensation note (p.20, read as an income statement) prints an untagged
+    'Research and development 169'. The tag is the filer's word for the line item."""
+    from datetime import date
+
+    from finrag.facts.lookup import _rank
+    from finrag.facts.store import StoredFact
+
+    def fact(value: int, concept: str | None, statement: str, page: int) -> StoredFact:
+        return StoredFact(
+            id=page,
+            document="tsla.html",
+            document_id=1,
+            company="Tesla",
+            source="table",
+            concept=concept,
+            label="Research and development",
+            parents=[],
+            value=Decimal(value),
+            unit="USD",
+            period_start=date(2024, 4, 1),
+            period_end=date(2024, 6, 30),
+            instant=False,
+            months=3,
+            fiscal_year=2024,
+            fiscal_quarter=2,
+            dimensions=[],
+            statement=statement,
+            page=page,
+            chunk_id=None,
+            printed=f"{value:,}",
+        )
+
+    rnd = metric("research_and_development")
+    tagged = fact(1_074_000_000, "us-gaap:ResearchAndDevelopmentExpense", "other_table", 5)
+    note = fact(169_000_000, None, "income_statement", 20)
+    assert min([note, tagged], key=lambda f: _rank(f, rnd)) is tagged
+    # Without tags (a PDF) the statement row still wins over any other table.
+    untagged = fact(1_074_000_000, None, "other_table", 5)
+    assert min([untagged, note], key=lambda f: _rank(f, rnd)) is note

@@ -155,9 +155,9 @@ def test_a_formula_the_question_defines_is_computed_as_defined(asker) -> None:
         "total net sales. Round your answer to two decimal places."
     )
     assert answer.route == "facts", answer.retrieval["route_reason"]
-    # 93,736 / 391,035 (the statement of operations): 0.2397 as defined, not 24.0 %.
-    assert "0.24 [1, 2]" in answer.answer
-    assert answer.calculations[0].expression == "93736 / 391035"
+    # 93,736 / 391,035 (the statement of operations) as defined; a margin reads in per cent.
+    assert "23.97% [1, 2]" in answer.answer  # two decimals, as asked
+    assert answer.calculations[0].expression == "100 * (93736 / 391035)"
 
 
 def _text_route(ask: Asker, llm: FakeLLM, question: str):

@@ -27,7 +27,9 @@ def amount_words(f: Figure, plan: QuestionPlan) -> str:
     if unit == "percent":
         return f"{_fixed(value, plan.decimals if plan.decimals is not None else 1)}%"
     if unit in ("ratio", "times"):
-        text = _fixed(value, plan.decimals if plan.decimals is not None else 2)
+        # Two decimals, three below one: a ratio of 0.092 is not "0.09".
+        default = 2 if abs(value) >= 1 else 3
+        text = _fixed(value, plan.decimals if plan.decimals is not None else default)
         return f"{text}x" if unit == "times" else text
     if unit == "days":
         return f"{_fixed(value, plan.decimals if plan.decimals is not None else 1)} days"

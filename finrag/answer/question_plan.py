@@ -147,8 +147,9 @@ def plan_question(
         formula = translate(split_words(_BRACKETS.sub(" ", inline)), definitions, target)
         if formula is None:
             return NoPlan(f"defines a formula finrag cannot read ({inline.strip()[:60]!r})")
+        named = next((m for i in range(len(tokens)) if (m := match(tokens, i))), None)
         found: list[Measure] | NoPlan = [
-            Measure("formula", "defined", _defined_words(tokens), formula, unit_of(formula))
+            _as_named(_defined_words(tokens), formula, named[1] if named else None)
         ]
     else:
         found = _measures(tokens, definitions, target)
@@ -300,6 +301,10 @@ def _measures(
         defined = defined_at(tokens, i, definitions)
         if defined is not None:
             n, measure = defined
+            words = measure.words.split()
+            named = match(words, 0)
+            if named is not None and named[0] == len(words):
+                measure = _as_named(measure.words, measure.formula or "", named[1])
         elif (hit := match(tokens, i)) is not None:
             n, measure = hit
         else:
@@ -346,8 +351,16 @@ def _defined_as(measure: Measure, definitions: dict[str, str]) -> Measure | None
         words = term.split()
         hit = match(words, 0)
         if hit is not None and hit[0] == len(words) and hit[1].name == measure.name:
-            return Measure("formula", "defined", term, formula, unit_of(formula))
+            return _as_named(term, formula, measure)
     return None
+
+
+def _as_named(words: str, formula: str, named: Measure | None) -> Measure:
+    """A defined formula, stated in the unit of the measure the question calls it: "R&D
+    intensity, defined as R&D / revenue" is a percentage, as the KPI of that name is."""
+    if named is not None and named.unit == "percent" and unit_of(formula) == "ratio":
+        return Measure("formula", "defined", words, f"100 * ({formula})", "percent")
+    return Measure("formula", "defined", words, formula, unit_of(formula))
 
 
 def _definitions(question: str, target: int | None) -> dict[str, str]:

@@ -129,11 +129,21 @@ def metric_values(
 
 
 def _rank(fact: StoredFact, metric: Metric) -> tuple:
+    # A fact tagged with the metric's own concept first: in an iXBRL filing the tag is the
+    # filer's word, while a statement's title can be missed and a note's table (Tesla's
+    # stock-based compensation by line: "Research and development 169") can read as one.
+    own_tag = fact.concept in metric.concepts
     on_statement = fact.statement in metric.statements
     confirmed = fact.source == "table" and fact.concept in metric.concepts
     source = 0 if confirmed else 1 if fact.source == "ixbrl" else 2
     label = _label_rank(metric.name, fact.label) if fact.label else None
-    return (not on_statement, source, label if label is not None else 99, -fact.document_id)
+    return (
+        not own_tag,
+        not on_statement,
+        source,
+        label if label is not None else 99,
+        -fact.document_id,
+    )
 
 
 @dataclass(frozen=True)
@@ -302,9 +312,9 @@ class MetricResolver:
 def _resolver_rank(fact: StoredFact, metric: Metric) -> tuple:
     """``_rank``, and among tags one of the metric's own concept before one its row label
     alone matched: NVIDIA tags both current and non-current "Deferred revenue" rows."""
-    on_statement, source, *rest = _rank(fact, metric)
+    own_tag, on_statement, source, *rest = _rank(fact, metric)
     foreign_tag = fact.source == "ixbrl" and fact.concept not in metric.concepts
-    return (on_statement, source, foreign_tag, *rest)
+    return (own_tag, on_statement, source, foreign_tag, *rest)
 
 
 def _ambiguity(metric: Metric, period: Period, candidates: tuple[MetricValue, ...]) -> str:
