@@ -38,15 +38,31 @@ def facts_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         mp.setenv("OLLAMA_HOST", DEAD_OLLAMA)
         settings = load_settings(ingest={"workers": 0})
         with open_store(settings) as store:
-            report = ingest([BESTBUY, _filing(home.parent)], settings, store)
-            assert [r.status for r in report.results] == ["ingested", "ingested"], [
+            files = [BESTBUY, _filing(home.parent), _mangled_header(home.parent)]
+            report = ingest(files, settings, store)
+            assert [r.status for r in report.results] == ["ingested"] * 3, [
                 r.reason for r in report.results
             ]
             with store.connect() as conn:
                 held = {name for (name,) in conn.execute("SELECT name FROM companies")}
-            assert len(held) == 2, held
+            assert len(held) == 3, held
     yield home
     EmbeddedServer(home).delete_cluster()
+
+
+def _mangled_header(folder: Path) -> Path:
+    """A 10-K whose statement header the PDF text mangled, as Amazon's FY2017 10-K reads:
+    'Year Ended December 3 2016' for December 31, 2016."""
+    path = folder / "ACME_2017_10K.md"
+    path.write_text(
+        "# Acme Corp. Form 10-K for the fiscal year ended December 31, 2017\n\n"
+        "## Item 8. Financial Statements\n\n### CONSOLIDATED STATEMENTS OF OPERATIONS\n\n"
+        "(in millions)\n\n"
+        "||Year Ended December 3 2016|Year Ended December 31, 2017|\n|---|---|---|\n"
+        "|Total net sales|135,987|177,866|\n|Cost of sales|88,265|111,934|\n"
+        "|Operating income|4,186|4,106|\n|Net income|$2,371|$3,033|\n"
+    )
+    return path
 
 
 def _asker(home: Path, monkeypatch: pytest.MonkeyPatch, **answer) -> Iterator[tuple]:
@@ -146,6 +162,17 @@ def test_kpis_changes_and_growth_are_computed_from_cited_cells(asker) -> None:
     fell = ask.ask("Did Apple's net income increase between fiscal 2023 and fiscal 2024?")
     assert fell.answer.startswith("No. ")
     assert llm.calls == []
+
+
+def test_a_date_the_filings_calendar_does_not_allow_is_not_stated(asker) -> None:
+    ask, _ = asker
+    answer = ask.ask("How did Acme's revenue change from FY2016 to FY2017?")
+    assert answer.route == "facts", answer.retrieval["route_reason"]
+    assert "$135,987 million in FY2016 [1]" in answer.answer
+    assert "December 3," not in answer.answer
+    # The mangled date was read, and left out on purpose.
+    assert answer.fact_values[0]["period_end"] == "2016-12-03"
+    assert "FY2017 (the year ended December 31, 2017) [2]" in answer.answer
 
 
 def test_a_formula_the_question_defines_is_computed_as_defined(asker) -> None:

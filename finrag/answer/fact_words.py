@@ -72,7 +72,7 @@ def period_words(f: Figure) -> str:
     if f.measure.kind != "metric" or len(f.inputs) != 1:
         return f"in {name}"
     fact = f.inputs[0].fact
-    if fact.period_end is None:
+    if fact.period_end is None or not f.dated:
         return f"at the end of {name}" if fact.instant else f"in {name}"
     end = f"{fact.period_end:%B} {fact.period_end.day}, {fact.period_end.year}"
     if fact.instant:

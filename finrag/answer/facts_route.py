@@ -56,6 +56,7 @@ class Figure:
     inputs: list[MetricValue]
     formula: str | None = None  # KPIs and defined formulas
     expression: str | None = None  # the formula with its inputs' numbers
+    dated: bool = True  # its period's end date is one the filing's calendar allows
 
 
 @dataclass
@@ -95,8 +96,9 @@ def _resolve(conn, company: Company, measure: Measure, period: Period) -> Figure
         found = resolve_metric(conn, company.id, item, period)
         if isinstance(found, Unresolved):
             return f"{found.reason}: {found.detail}"
-        unit = "per_share" if item.unit == "per_share" else item.unit
-        return Figure(company, measure, period, found.value, unit, _currency(found), [found])
+        figure = Figure(company, measure, period, found.value, item.unit, _currency(found), [found])
+        figure.dated = _plausible_end(conn, found)
+        return figure
     if measure.kind == "kpi":
         result = compute(conn, company.id, kpi(measure.name), period)
     else:
@@ -127,6 +129,21 @@ def _figure(company: Company, measure: Measure, period: Period, result: KpiValue
         result.formula,
         result.expression,
     )
+
+
+def _plausible_end(conn: psycopg.Connection, value: MetricValue) -> bool:
+    """Whether a fact's end date fits its filing's fiscal calendar: a whole number of
+    quarters (within a week) from the filing's own period end. A header the PDF text
+    mangled ("Year Ended December 3 2016" for December 31) gives a date no answer states."""
+    end = value.fact.period_end
+    row = conn.execute(
+        "SELECT period_end FROM documents WHERE id = %s", (value.fact.document_id,)
+    ).fetchone()
+    if end is None or row is None or row[0] is None:
+        return True
+    days = abs((row[0] - end).days)
+    quarters = round(days / 91.31)
+    return abs(days - quarters * 91.31) <= 7
 
 
 def _currency(value: MetricValue) -> str | None:

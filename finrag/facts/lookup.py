@@ -267,7 +267,15 @@ class MetricResolver:
         found += [f for f in self._statement_facts(metric.statements) if f.id not in seen]
         instant = metric.period == "instant"
         kept = [f for f in found if f.value is not None and f.instant == instant]
-        kept = [f for f in kept if is_metric(f, metric)]
+        # A line item comes from its statement, or from a cell tagged with its own concept;
+        # a row of some other table that only reads like it (PepsiCo's "Restructuring
+        # charges: —" in a note, 0) never answers for the company.
+        kept = [
+            f
+            for f in kept
+            if (f.statement in metric.statements or f.concept in metric.concepts)
+            and is_metric(f, metric)
+        ]
         if instant:
             self._read_calendars({f.document_id for f in kept})
         return kept
