@@ -261,3 +261,10 @@ def test_a_period_named_by_its_end_date_is_read_on_the_company_calendar() -> Non
     question = "What were Apple's total assets as of September 28, 2024?"
     p = plan_question(question, [2024], None, apple)
     assert [x.label for x in p.periods] == ["FY2024"]
+
+
+def test_a_company_named_like_a_measure_is_the_company() -> None:
+    question = "What was GM's revenue in 2023?"
+    p = plan_question(question, [2023], None, company_words=["GM"])
+    assert [m.name for m in p.measures] == ["revenue"]
+    assert isinstance(plan_question(question, [2023], None), QuestionPlan)  # GM% and revenue

@@ -126,10 +126,13 @@ def plan_question(
     years: Sequence[int],
     quarter: int | None,
     calendar: FiscalCalendar | None = None,
+    company_words: Sequence[str] = (),
 ) -> QuestionPlan | NoPlan:
     """The plan for ``question`` given the fiscal years and quarter it names (read by
     the retriever's filters), or why there is none. With the company's fiscal calendar,
-    a period named by its end date ("the quarter ended June 28, 2025") is its fiscal one."""
+    a period named by its end date ("the quarter ended June 28, 2025") is its fiscal one.
+    ``company_words`` (as the question names its companies) are no measure: "GM" is
+    General Motors before it is gross margin."""
     if calendar is not None and (dated := _dated_period(question, calendar)):
         years, quarter = [dated.fiscal_year], dated.fiscal_quarter
     target = max(years, default=None)  # the year a defined formula's periods count from
@@ -142,7 +145,8 @@ def plan_question(
         return NoPlan(f"asks for names or a ranking, not a figure ({m[0]!r})")
     if m := _NOT_IN_STATEMENTS.search(key):
         return NoPlan(f"asks for a figure the statements do not print as one line item ({m[0]!r})")
-    tokens = split_words(_BRACKETS.sub(" ", asking))
+    named = {w for words in company_words for w in split_words(words)}
+    tokens = [t for t in split_words(_BRACKETS.sub(" ", asking)) if t not in named]
     if inline:
         formula = translate(split_words(_BRACKETS.sub(" ", inline)), definitions, target)
         if formula is None:

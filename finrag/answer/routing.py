@@ -32,7 +32,8 @@ def choose_route(conn: psycopg.Connection, question: str, filters: QueryFilters)
     if not filters.companies:
         return Route("text", "names no company in the store")
     calendar = _calendar(conn, filters.companies[0].id)
-    plan = plan_question(question, filters.years, filters.quarter, calendar)
+    names = filters.matched.get("company", [])
+    plan = plan_question(question, filters.years, filters.quarter, calendar, names)
     if isinstance(plan, NoPlan):
         return Route("text", plan.reason)
     companies = [Company(c.id, c.name) for c in filters.companies]
