@@ -33,6 +33,30 @@ def smollm_gguf() -> Path:
     return Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
+@contextlib.contextmanager
+def ingested_home(home: Path, paths: list[Path]) -> Iterator[Path]:
+    """A home holding ``paths``, ingested once with the hash embedder and no model (a
+    module's store for facts, KPI and route tests); its cluster is deleted afterwards."""
+    from finrag.config import load_settings
+    from finrag.db import open_store
+    from finrag.ingest.pipeline import ingest
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FINRAG_HOME", str(home))
+        mp.setenv("FINRAG_EMBED__BACKEND", "hash")
+        mp.setenv("OLLAMA_HOST", DEAD_OLLAMA)
+        settings = load_settings(ingest={"workers": 0})
+        with open_store(settings) as store:
+            report = ingest(paths, settings, store)
+        assert [r.status for r in report.results] == ["ingested"] * len(paths), [
+            r.reason for r in report.results
+        ]
+    try:
+        yield home
+    finally:
+        EmbeddedServer(home).delete_cluster()
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     """The process environment without any FINRAG_* setting (but the small test LLM),
     plus ``extra``."""

@@ -13,7 +13,6 @@ import pytest
 from pydantic import ValidationError
 
 from finrag.answer.calculator import calculate
-from finrag.db.embedded import EmbeddedServer
 from finrag.errors import UsageError
 from finrag.facts.dictionary import metric, metrics, not_line_items
 from finrag.facts.kpi import (
@@ -30,7 +29,7 @@ from finrag.facts.kpi import (
 )
 from finrag.facts.kpi_formula import FormulaError, formula_names, parse_formula
 from finrag.facts.lookup import MetricValue, Period, Unresolved, resolve_metric
-from tests.conftest import DEAD_OLLAMA, SHARED
+from tests.conftest import SHARED, ingested_home
 
 AAPL_10K = SHARED / "edgar-html" / "aapl-10-k-2024-11-01.html"
 NVDA_10Q = SHARED / "edgar-html" / "nvda-10-q-2025-08-27.html"
@@ -174,27 +173,14 @@ NORTHWIND = """\
 def kpi_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One store for the module: Apple's 10-K and NVIDIA's 10-Q (when ../shared holds
     them) and Northwind."""
-    from finrag.config import load_settings
-    from finrag.db import open_store
-    from finrag.ingest.pipeline import ingest
 
     folder = tmp_path_factory.mktemp("kpi")
     home = folder / "home"
     northwind = folder / "NORTHWIND_2024_10K.md"
     northwind.write_text(NORTHWIND)
     paths = [northwind, *(path for path in (AAPL_10K, NVDA_10Q) if path.is_file())]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("FINRAG_HOME", str(home))
-        mp.setenv("FINRAG_EMBED__BACKEND", "hash")
-        mp.setenv("OLLAMA_HOST", DEAD_OLLAMA)
-        settings = load_settings(ingest={"workers": 0})
-        with open_store(settings) as store:
-            report = ingest(paths, settings, store)
-            assert {r.status for r in report.results} == {"ingested"}, [
-                r.reason for r in report.results
-            ]
-    yield home
-    EmbeddedServer(home).delete_cluster()
+    with ingested_home(home, paths):
+        yield home
 
 
 @pytest.fixture

@@ -14,10 +14,9 @@ import pytest
 from finrag.answer.facts_route import FLAG
 from finrag.answer.phrasing import check_phrasing
 from finrag.answer.pipeline import Asker
-from finrag.db.embedded import EmbeddedServer
 from finrag.errors import ExitCode
 from finrag.llm.fake import FakeLLM
-from tests.conftest import DEAD_OLLAMA, REPO, clean_env, run_finrag
+from tests.conftest import REPO, clean_env, ingested_home, run_finrag
 from tests.test_facts_ingest import _filing
 
 BESTBUY = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
@@ -27,27 +26,10 @@ NOT_ANSWERABLE = {"answerable": False, "facts": [], "calculations": []}
 @pytest.fixture(scope="module")
 def facts_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One home for the module: parsing the 10-Q takes ~20 s."""
-    from finrag.config import load_settings
-    from finrag.db import open_store
-    from finrag.ingest.pipeline import ingest
-
-    home = tmp_path_factory.mktemp("facts-route") / "home"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("FINRAG_HOME", str(home))
-        mp.setenv("FINRAG_EMBED__BACKEND", "hash")
-        mp.setenv("OLLAMA_HOST", DEAD_OLLAMA)
-        settings = load_settings(ingest={"workers": 0})
-        with open_store(settings) as store:
-            files = [BESTBUY, _filing(home.parent), _mangled_header(home.parent)]
-            report = ingest(files, settings, store)
-            assert [r.status for r in report.results] == ["ingested"] * 3, [
-                r.reason for r in report.results
-            ]
-            with store.connect() as conn:
-                held = {name for (name,) in conn.execute("SELECT name FROM companies")}
-            assert len(held) == 3, held
-    yield home
-    EmbeddedServer(home).delete_cluster()
+    folder = tmp_path_factory.mktemp("facts-route")
+    files = [BESTBUY, _filing(folder), _mangled_header(folder)]
+    with ingested_home(folder / "home", files) as home:
+        yield home
 
 
 def _mangled_header(folder: Path) -> Path:

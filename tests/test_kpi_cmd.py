@@ -20,14 +20,12 @@ from finrag.cli.kpi_cmd import parse_years
 from finrag.config import load_settings
 from finrag.db import open_store
 from finrag.db.companies import require_company
-from finrag.db.embedded import EmbeddedServer
 from finrag.errors import ExitCode, UsageError
 from finrag.facts.charts import Series, build_series, format_value, png_chart, terminal_chart
 from finrag.facts.kpi import KpiGap, kpi, kpi_table
 from finrag.facts.kpi_report import DEFAULT_KPIS, choose_kpis, gap_note
 from finrag.facts.lookup import Period, Unresolved
-from finrag.ingest.pipeline import ingest
-from tests.conftest import DEAD_OLLAMA, SHARED, clean_env, run_finrag
+from tests.conftest import SHARED, clean_env, ingested_home, run_finrag
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -194,18 +192,8 @@ def kpi_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
         pytest.skip(f"the EDGAR filings are not at {EDGAR} (../shared is absent)")
 
     home = tmp_path_factory.mktemp("kpi") / "home"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("FINRAG_HOME", str(home))
-        mp.setenv("FINRAG_EMBED__BACKEND", "hash")
-        mp.setenv("OLLAMA_HOST", DEAD_OLLAMA)
-        settings = load_settings(ingest={"workers": 0})
-        with open_store(settings) as store:
-            report = ingest([APPLE, NETFLIX], settings, store)
-            assert [r.status for r in report.results] == ["ingested", "ingested"], [
-                r.reason for r in report.results
-            ]
-    yield clean_env(FINRAG_HOME=str(home), FINRAG_EMBED__BACKEND="hash", COLUMNS="200")
-    EmbeddedServer(home).delete_cluster()
+    with ingested_home(home, [APPLE, NETFLIX]):
+        yield clean_env(FINRAG_HOME=str(home), FINRAG_EMBED__BACKEND="hash", COLUMNS="200")
 
 
 def _engine_value(env: dict[str, str], company: str, name: str, period: Period):
