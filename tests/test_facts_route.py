@@ -230,10 +230,13 @@ def test_the_model_words_the_answer_and_may_not_change_its_numbers(model_asker) 
         ("Revenue was $9,583 million [2].", "source labels"),
         ("No, revenue was $9,583 million [1].", "Yes/No"),
         ("Revenue fell [1].", "leaves out"),
+        # Dates are periods, not amounts: the template's need not be repeated.
+        ("Revenue was $9,583 million in the quarter [1].", None),
     ],
 )
 def test_checking_the_model_wording(text: str, problem: str | None) -> None:
-    found = check_phrasing("Best Buy's revenue in FY2024 Q2 was $9,583 million [1].", text)
+    template = "Best Buy's revenue in FY2024 Q2 (the three months ended July 29, 2023) was "
+    found = check_phrasing(template + "$9,583 million [1].", text)
     assert (found is None) if problem is None else (problem in found)
 
 
@@ -258,6 +261,22 @@ def test_a_reason_question_takes_the_mixed_route_with_the_facts_first(model_aske
     assert "23.17" in prompt
     assert answer.unverified_numbers == []
     assert answer.citations[0].document == "BESTBUY_2024Q2_10Q"
+
+
+def test_chat_takes_the_facts_route_and_says_so_in_its_trace(model_asker) -> None:
+    from finrag.agent.session import ChatSession
+
+    ask, llm = model_asker
+    llm.replies = ["Apple's total net sales were $383,285 million in fiscal 2023 [1]."]
+    chat = ChatSession(ask.store, ask.settings, name="facts", llm=llm)
+    turn = chat.turn("What were Apple's total net sales in fiscal 2023?")
+    assert turn.reply == "Apple's total net sales were $383,285 million in fiscal 2023 [1]."
+    # No model check after the answer: its one number is a stored cell.
+    assert turn.trace["path"] == ["contextualize", "safety", "intent", "answer"]
+    assert turn.verified is True
+    (answer_step,) = [s for s in turn.trace["steps"] if s["node"] == "answer"]
+    assert answer_step["out"].startswith("facts route (facts store: value of revenue for FY2023)")
+    assert len(llm.calls) == 1
 
 
 def test_an_unknown_company_is_still_refused_without_the_model(asker) -> None:

@@ -240,12 +240,18 @@ class ChatGraph:
     def answer(self, s: TurnState) -> tuple[str, str]:
         a = self.asker.ask(s.standalone, on_token=self.on_token, on_event=self.on_event)
         self._take(s, a)
+        route = f"{a.route} route ({a.retrieval.get('route_reason', 'no reason recorded')})"
         if a.refused:
             if a.refusal == "unverified-facts" and not s.retried:
                 s.unsupported = ["no fact read from the excerpts matched their text"]
                 return "retry", "no fact checked out against its excerpt"
-            return END, f"refused: {a.refusal}"
-        return "verify", f"{len(a.citations)} citation(s), {len(a.flags)} flag(s)"
+            return END, f"refused: {a.refusal}; {route}"
+        if a.route == "facts":
+            # Every number is a stored cell or a calculation on them, traced: verified
+            # by construction, nothing for a model to check against excerpts.
+            s.verified = True
+            return END, f"{route}; {len(a.citations)} cited cell(s)"
+        return "verify", f"{route}; {len(a.citations)} citation(s), {len(a.flags)} flag(s)"
 
     def _take(self, s: TurnState, a) -> None:
         s.answer = a

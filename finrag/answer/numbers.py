@@ -131,3 +131,18 @@ def material(amounts: Iterable[Amount]) -> list[Amount]:
 def normalize(text: str) -> str:
     """Lower-case words and numbers only: Markdown tables and PDF text meet on this."""
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_DATE = re.compile(rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:,\s*\d{{4}})?\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b")
+# What an answer writes beside a figure to say its period: "three months", "12 months".
+_SPAN = re.compile(r"\b\d{1,2}\s+(?:months?|weeks?)\b", re.I)
+
+
+def without_dates(text: str) -> str:
+    """``text`` without dates and period lengths ("September 30, 2023", "12 months"):
+    periods, not amounts a check should count."""
+    return _SPAN.sub(" ", _DATE.sub(" ", text))

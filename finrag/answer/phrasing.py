@@ -9,7 +9,7 @@ import re
 
 from finrag.answer.citations import cited
 from finrag.answer.extraction import calculations_for_prompt
-from finrag.answer.numbers import found_in, material, parse_amounts
+from finrag.answer.numbers import found_in, material, parse_amounts, without_dates
 from finrag.answer.result import Answer
 from finrag.llm import LLM, LLMError
 from finrag.llm.prompts import load_prompt
@@ -42,6 +42,7 @@ def check_phrasing(template: str, text: str) -> str | None:
     """Why ``text`` may not replace ``template``, or None."""
     if not text:
         return "empty reply"
+    template, text = without_dates(template), without_dates(text)
     allowed = parse_amounts(template)
     for amount in material(parse_amounts(text)):
         if not found_in(amount, allowed, rel=0.0005):

@@ -10,25 +10,16 @@ claims. A mixed answer also reads excerpts, so the pipeline's own number check (
 
 from __future__ import annotations
 
-import re
-
-from finrag.answer.numbers import Amount, found_in, material, parse_amounts
+from finrag.answer.numbers import Amount, found_in, material, parse_amounts, without_dates
 from finrag.answer.result import Answer
 
-_MONTH = (
-    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
-    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-)
-_DATE = re.compile(rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:,\s*\d{{4}})?\b|\b\d{{4}}-\d{{2}}-\d{{2}}\b")
-# What the template writes beside a figure to say its period: 'three months', '12 months'.
-_SPAN = re.compile(r"\b\d{1,2}\s+(?:months?|weeks?)\b", re.I)
 _SHOWN_REL = 0.005  # a figure shown rounded ("46.2%" for 46.206) still traces to its value
 
 
 def untraceable_numbers(answer: Answer) -> list[str]:
     """The amounts in ``answer``'s text no fact value or calculation gave, as written."""
     known = _known(answer)
-    text = _SPAN.sub(" ", _DATE.sub(" ", answer.answer))
+    text = without_dates(answer.answer)
     found = [
         a.text.strip("()")
         for a in material(parse_amounts(text))
