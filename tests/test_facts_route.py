@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from finrag.answer.facts_route import FLAG
-from finrag.answer.phrasing import check_phrasing
+from finrag.answer.phrasing import check_phrasing, with_labels
 from finrag.answer.pipeline import Asker
 from finrag.errors import ExitCode
 from finrag.llm.fake import FakeLLM
@@ -238,6 +238,16 @@ def test_checking_the_model_wording(text: str, problem: str | None) -> None:
     template = "Best Buy's revenue in FY2024 Q2 (the three months ended July 29, 2023) was "
     found = check_phrasing(template + "$9,583 million [1].", text)
     assert (found is None) if problem is None else (problem in found)
+
+
+def test_labels_a_small_model_dropped_are_put_back_after_the_figures() -> None:
+    template = "PepsiCo's EBITDA margin in FY2022 was 16.5% [1, 2, 3]."
+    worded = with_labels("In fiscal 2022 PepsiCo's EBITDA margin was 16.5%. Solid.", template)
+    assert worded == "In fiscal 2022 PepsiCo's EBITDA margin was 16.5% [1, 2, 3]. Solid."
+    assert check_phrasing(template, worded) is None
+    # Labels the model wrote are its own: a wrong one is not repaired but refused.
+    assert with_labels("It was 16.5% [4].", template) == "It was 16.5% [4]."
+    assert "source labels" in check_phrasing(template, "It was 16.5% [4].")
 
 
 def test_a_reason_question_takes_the_mixed_route_with_the_facts_first(model_asker) -> None:

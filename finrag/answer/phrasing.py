@@ -31,11 +31,29 @@ def phrase(llm: LLM, answer: Answer) -> tuple[str | None, str | None, dict[str, 
     except LLMError as exc:
         return None, f"the model could not phrase the answer ({exc.message}): template kept", {}
     tokens = {"prompt": reply.prompt_tokens, "completion": reply.completion_tokens}
-    text = reply.text.strip()
+    text = with_labels(reply.text.strip(), answer.answer)
     problem = check_phrasing(answer.answer, text)
     if problem:
         return None, f"the model's wording was not kept ({problem}): template kept", tokens
     return text, None, tokens
+
+
+def with_labels(text: str, template: str) -> str:
+    """``text`` with the template's source labels when it has none (small models drop
+    them): after each sentence that states one of the template's figures. Labels the model
+    wrote itself are left as they are, for the check to judge."""
+    if cited(text) or not cited(template):
+        return text
+    labels = "[" + ", ".join(map(str, sorted(set(cited(template))))) + "]"
+    figures = material(parse_amounts(without_dates(template)))
+    out = []
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        stated = material(parse_amounts(without_dates(sentence)))
+        if any(found_in(a, figures, rel=0.0005) for a in stated):
+            body, end = re.match(r"(.*?)([.!?]*)$", sentence, re.S).groups()
+            sentence = f"{body.rstrip()} {labels}{end}"
+        out.append(sentence)
+    return " ".join(out)
 
 
 def check_phrasing(template: str, text: str) -> str | None:
