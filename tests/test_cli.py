@@ -41,6 +41,7 @@ def test_help_lists_only_working_commands() -> None:
         "eval",
         "facts",
         "ingest",
+        "kpi",
         "search",
         "sessions",
     ]

@@ -169,6 +169,21 @@ def test_a_formula_the_question_defines_is_computed_as_defined(asker) -> None:
     assert answer.calculations[0].expression == "100 * (93736 / 391035)"
 
 
+def test_a_formula_the_kpi_language_refuses_is_a_gap_not_a_crash(asker) -> None:
+    from finrag.answer.facts_route import Company, answer_with_facts
+    from finrag.answer.question_plan import Measure, QuestionPlan
+    from finrag.facts.lookup import Period
+
+    ask, _ = asker
+    plan = QuestionPlan([Measure("formula", "defined", "odd", "revenue / headcount")], [])
+    plan.periods = [Period(2024, 2)]
+    with ask.store.connect() as conn:
+        (company_id,) = conn.execute("SELECT id FROM companies WHERE ticker = 'BBY'").fetchone()
+        outcome = answer_with_facts(conn, "?", plan, [Company(company_id, "Best Buy")])
+    assert outcome.answer is None and outcome.reason.startswith("facts store: formula:")
+    assert "headcount" in outcome.reason
+
+
 def _text_route(ask: Asker, llm: FakeLLM, question: str):
     llm.replies = [NOT_ANSWERABLE]
     answer = ask.ask(question)

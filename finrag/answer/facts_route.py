@@ -28,6 +28,7 @@ from finrag.answer.fact_words import (
 )
 from finrag.answer.question_plan import Measure, QuestionPlan
 from finrag.answer.result import Answer
+from finrag.errors import UsageError
 from finrag.facts.dictionary import metric as dictionary_metric
 from finrag.facts.kpi import KpiGap, KpiValue, compute, evaluate, kpi
 from finrag.facts.lookup import MetricValue, Period, Unresolved, resolve_metric
@@ -102,15 +103,18 @@ def _resolve(conn, company: Company, measure: Measure, period: Period) -> Figure
     if measure.kind == "kpi":
         result = compute(conn, company.id, kpi(measure.name), period)
     else:
-        result = evaluate(
-            conn,
-            company.id,
-            measure.formula or "",
-            period,
-            name="defined",
-            display=measure.words,
-            unit=measure.unit,
-        )
+        try:
+            result = evaluate(
+                conn,
+                company.id,
+                measure.formula or "",
+                period,
+                name="defined",
+                display=measure.words,
+                unit=measure.unit,
+            )
+        except UsageError as exc:  # a formula read from words the KPI language refuses
+            return f"formula: {exc.message}"
     if isinstance(result, KpiGap):
         return f"{result.reason}: {result.detail}"
     return _figure(company, measure, period, result)
