@@ -236,6 +236,20 @@ def test_the_model_words_the_answer_and_may_not_change_its_numbers(model_asker) 
     assert any("could not phrase" in f for f in failed.flags)
 
 
+def test_with_no_model_to_be_had_the_template_answers(facts_home, monkeypatch) -> None:
+    from finrag.config import load_settings
+    from finrag.db import open_store
+
+    monkeypatch.setenv("FINRAG_HOME", str(facts_home))
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing listens there
+    settings = load_settings(llm={"backend": "ollama"})
+    with open_store(settings) as store:
+        answer = Asker(store, settings).ask("Best Buy gross margin Q2 FY2024")
+    assert answer.route == "facts" and not answer.refused
+    assert answer.answer == "Best Buy's gross margin in FY2024 Q2 was 23.2% [1, 2]."
+    assert any("could not phrase the answer (cannot reach Ollama" in f for f in answer.flags)
+
+
 @pytest.mark.parametrize(
     ("text", "problem"),
     [

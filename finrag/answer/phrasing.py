@@ -11,6 +11,7 @@ from finrag.answer.citations import cited
 from finrag.answer.extraction import calculations_for_prompt
 from finrag.answer.numbers import found_in, material, parse_amounts, without_dates
 from finrag.answer.result import Answer
+from finrag.errors import ModelNotAvailable
 from finrag.llm import LLM, LLMError
 from finrag.llm.prompts import load_prompt
 
@@ -28,7 +29,7 @@ def phrase(llm: LLM, answer: Answer) -> tuple[str | None, str | None, dict[str, 
     )
     try:
         reply = llm.chat(messages, max_tokens=PHRASING_BUDGET)
-    except LLMError as exc:
+    except (LLMError, ModelNotAvailable) as exc:  # unreachable, timed out, off its schema
         return None, f"the model could not phrase the answer ({exc.message}): template kept", {}
     tokens = {"prompt": reply.prompt_tokens, "completion": reply.completion_tokens}
     text = with_labels(reply.text.strip(), answer.answer)

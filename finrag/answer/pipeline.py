@@ -35,7 +35,8 @@ from finrag.answer.routing import Route, choose_route
 from finrag.config import Settings
 from finrag.db import Store
 from finrag.db.documents import CompanyCoverage, describe_coverage, store_coverage
-from finrag.llm import LLM, ChatResult, get_llm
+from finrag.errors import ModelNotAvailable
+from finrag.llm import LLM, ChatResult, LLMError, get_llm
 from finrag.llm.base import json_schema
 from finrag.llm.prompts import load_prompt
 from finrag.retrieve import Retriever, SearchResult
@@ -272,7 +273,12 @@ class Asker:
         answer.timings["facts"] = route.seconds
         if self.settings.answer.use_llm:
             t0 = time.perf_counter()
-            llm = self.llm
+            try:
+                llm = self.llm
+            except (LLMError, ModelNotAvailable) as exc:  # the numbers need no model
+                answer.flags.append(f"no model to word the answer ({exc.message}): template")
+                answer.timings["total"] = _since(started)
+                return answer
             text, problem, tokens = phrase(llm, answer)
             answer.timings["phrase"] = _since(t0)
             answer.backend, answer.model = llm.backend, llm.model
