@@ -18,6 +18,7 @@ from finrag.errors import ExitCode
 from finrag.llm.fake import FakeLLM
 from tests.conftest import REPO, clean_env, ingested_home, run_finrag
 from tests.test_facts_ingest import _filing
+from tests.test_facts_kpi import NORTHWIND
 
 BESTBUY = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
 NOT_ANSWERABLE = {"answerable": False, "facts": [], "calculations": []}
@@ -27,7 +28,9 @@ NOT_ANSWERABLE = {"answerable": False, "facts": [], "calculations": []}
 def facts_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One home for the module: parsing the 10-Q takes ~20 s."""
     folder = tmp_path_factory.mktemp("facts-route")
-    files = [BESTBUY, _filing(folder), _mangled_header(folder)]
+    northwind = folder / "NORTHWIND_2024_10K.md"
+    northwind.write_text(NORTHWIND)  # two revenues printed for FY2024
+    files = [BESTBUY, _filing(folder), _mangled_header(folder), northwind]
     with ingested_home(folder / "home", files) as home:
         yield home
 
@@ -205,6 +208,18 @@ def test_what_the_facts_cannot_answer_goes_the_text_route_with_the_reason(model_
     )
     older = _text_route(ask, llm, "What was Best Buy's revenue in the second quarter of 2021?")
     assert "FY2021 Q2" in older.retrieval["route_reason"]
+
+
+def test_a_fact_conflict_goes_the_text_route_with_both_values(model_asker) -> None:
+    ask, llm = model_asker
+    answer = _text_route(ask, llm, "What was Northwind's gross margin in fiscal 2024?")
+    reason = answer.retrieval["route_reason"]
+    assert reason.startswith("facts store: ambiguous:"), reason
+    assert "1,250" in reason and "1,310" in reason
+    # The year both tables agree on is answered from facts.
+    llm.replies = []
+    same = ask.ask("What was Northwind's revenue in fiscal 2023?")
+    assert same.route == "facts" and "$1,100 million" in same.answer
 
 
 def test_without_the_model_a_text_question_gets_excerpts_and_no_answer(asker) -> None:
