@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from finrag.answer.facts_route import FLAG
-from finrag.answer.phrasing import check_phrasing, with_labels
+from finrag.answer.phrasing import check_phrasing, with_labels, without_stray_opening
 from finrag.answer.pipeline import Asker
 from finrag.errors import ExitCode
 from finrag.llm.fake import FakeLLM
@@ -282,6 +282,16 @@ def test_checking_the_model_wording(text: str, problem: str | None) -> None:
     template = "Best Buy's revenue in FY2024 Q2 (the three months ended July 29, 2023) was "
     found = check_phrasing(template + "$9,583 million [1].", text)
     assert (found is None) if problem is None else (problem in found)
+
+
+def test_a_yes_or_no_the_template_does_not_open_with_is_dropped() -> None:
+    template = "PepsiCo's EBITDA margin in FY2022 was 16.5% [1, 2, 3]."
+    assert without_stray_opening("Yes, PepsiCo's margin was 16.5%.", template) == (
+        "PepsiCo's margin was 16.5%."
+    )
+    # A yes/no question's answer keeps its own opening for the check to compare.
+    assert without_stray_opening("No. It fell [1].", "Yes. It rose [1].") == "No. It fell [1]."
+    assert "Yes/No" in check_phrasing("Yes. It rose [1].", "No. It fell [1].")
 
 
 def test_labels_a_small_model_dropped_are_put_back_after_the_figures() -> None:

@@ -32,11 +32,20 @@ def phrase(llm: LLM, answer: Answer) -> tuple[str | None, str | None, dict[str, 
     except (LLMError, ModelNotAvailable) as exc:  # unreachable, timed out, off its schema
         return None, f"the model could not phrase the answer ({exc.message}): template kept", {}
     tokens = {"prompt": reply.prompt_tokens, "completion": reply.completion_tokens}
-    text = with_labels(reply.text.strip(), answer.answer)
+    text = with_labels(without_stray_opening(reply.text.strip(), answer.answer), answer.answer)
     problem = check_phrasing(answer.answer, text)
     if problem:
         return None, f"the model's wording was not kept ({problem}): template kept", tokens
     return text, None, tokens
+
+
+def without_stray_opening(text: str, template: str) -> str:
+    """``text`` without a "Yes,"/"No," the template does not open with: a small model
+    opens so whatever was asked ("Yes, PepsiCo's EBITDA margin was 16.5%")."""
+    if _opening(template) is not None or _opening(text) is None:
+        return text
+    rest = _OPENING.sub("", text, count=1).lstrip(" ,.;:!-")
+    return rest[:1].upper() + rest[1:] if rest else text
 
 
 def with_labels(text: str, template: str) -> str:
