@@ -7,6 +7,9 @@ import re
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from finrag.facts.dictionary import metric
+from finrag.facts.kpi import kpi
+
 if TYPE_CHECKING:  # the route imports this module; these are for annotations only
     from finrag.answer.facts_route import Figure
     from finrag.answer.question_plan import Measure, QuestionPlan
@@ -86,13 +89,7 @@ def measure_words(measure: Measure) -> str:
 
 
 def _display(measure: Measure) -> str:
-    if measure.kind == "metric":
-        from finrag.facts.dictionary import metric
-
-        return metric(measure.name).display
-    from finrag.facts.kpi import kpi
-
-    return kpi(measure.name).display
+    return metric(measure.name).display if measure.kind == "metric" else kpi(measure.name).display
 
 
 def short_name(name: str) -> str:

@@ -10,7 +10,7 @@ reason, and the text route answers instead: the route never guesses.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
@@ -32,6 +32,7 @@ from finrag.errors import UsageError
 from finrag.facts.dictionary import metric as dictionary_metric
 from finrag.facts.kpi import KpiGap, KpiValue, compute, evaluate, kpi
 from finrag.facts.lookup import MetricValue, Period, Unresolved, resolve_metric
+from finrag.facts.periods import FiscalCalendar
 from finrag.retrieve.context import ContextChunk
 from finrag.retrieve.hybrid import Hit
 
@@ -64,7 +65,6 @@ class Figure:
 class FactsOutcome:
     answer: Answer | None
     reason: str  # why this route answered, or why it could not
-    figures: list[Figure] = field(default_factory=list)
 
 
 def answer_with_facts(
@@ -85,9 +85,9 @@ def answer_with_facts(
                 else:
                     figures.append(found)
     if gaps:
-        return FactsOutcome(None, "facts store: " + "; ".join(gaps[:3]), figures)
+        return FactsOutcome(None, "facts store: " + "; ".join(gaps[:3]))
     answer = _compose(conn, question, plan, companies, figures)
-    return FactsOutcome(answer, f"facts store: {plan.describe()}", figures)
+    return FactsOutcome(answer, f"facts store: {plan.describe()}")
 
 
 def _resolve(conn, company: Company, measure: Measure, period: Period) -> Figure | str:
@@ -136,18 +136,17 @@ def _figure(company: Company, measure: Measure, period: Period, result: KpiValue
 
 
 def _plausible_end(conn: psycopg.Connection, value: MetricValue) -> bool:
-    """Whether a fact's end date fits its filing's fiscal calendar: a whole number of
-    quarters (within a week) from the filing's own period end. A header the PDF text
-    mangled ("Year Ended December 3 2016" for December 31) gives a date no answer states."""
+    """Whether a fact's end date closes a quarter of its filing's fiscal calendar. A
+    header the PDF text mangled ("Year Ended December 3 2016" for December 31) gives a
+    date no answer states."""
     end = value.fact.period_end
     row = conn.execute(
-        "SELECT period_end FROM documents WHERE id = %s", (value.fact.document_id,)
+        "SELECT period_end, fiscal_quarter FROM documents WHERE id = %s",
+        (value.fact.document_id,),
     ).fetchone()
     if end is None or row is None or row[0] is None:
         return True
-    days = abs((row[0] - end).days)
-    quarters = round(days / 91.31)
-    return abs(days - quarters * 91.31) <= 7
+    return FiscalCalendar.from_document(*row).is_quarter_end(end)
 
 
 def _currency(value: MetricValue) -> str | None:

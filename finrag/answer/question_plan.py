@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from finrag.answer.formula_words import (
@@ -104,7 +104,6 @@ class QuestionPlan:
     judgement: bool = False  # "is it healthy": numbers from facts, the verdict from text
     scale: str | None = None  # "millions", "billions" as the question asks
     decimals: int | None = None
-    notes: list[str] = field(default_factory=list)  # how the question was read
 
     @property
     def mixed(self) -> bool:
@@ -198,7 +197,6 @@ def plan_question(
         plan.scale = m[1].lower()
     if m := _DECIMALS.search(question):
         plan.decimals = _NUMBER_WORDS.get(m[1].lower()) or int(m[1])
-    plan.notes.append(plan.describe())
     return plan
 
 

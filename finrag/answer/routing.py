@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import psycopg
 
 from finrag.answer.facts_route import Company, FactsOutcome, answer_with_facts
-from finrag.answer.question_plan import NoPlan, QuestionPlan, plan_question
+from finrag.answer.question_plan import NoPlan, plan_question
 from finrag.facts.periods import FiscalCalendar
 from finrag.retrieve.filters import QueryFilters
 
@@ -19,7 +19,6 @@ from finrag.retrieve.filters import QueryFilters
 class Route:
     name: str  # "facts", "mixed" or "text"
     reason: str
-    plan: QuestionPlan | None = None
     outcome: FactsOutcome | None = None
     seconds: float = 0.0
 
@@ -40,12 +39,12 @@ def choose_route(conn: psycopg.Connection, question: str, filters: QueryFilters)
     outcome = answer_with_facts(conn, question, plan, companies)
     seconds = round(time.perf_counter() - started, 3)
     if outcome.answer is None:
-        return Route("text", outcome.reason, plan, outcome, seconds)
+        return Route("text", outcome.reason, outcome, seconds)
     if plan.mixed:
         why = "reasons" if plan.wants_reasons else "a judgement"
         reason = f"{outcome.reason}; the question asks for {why}: the excerpts answer that"
-        return Route("mixed", reason, plan, outcome, seconds)
-    return Route("facts", outcome.reason, plan, outcome, seconds)
+        return Route("mixed", reason, outcome, seconds)
+    return Route("facts", outcome.reason, outcome, seconds)
 
 
 def _calendar(conn: psycopg.Connection, company_id: int) -> FiscalCalendar | None:
