@@ -32,7 +32,8 @@ def phrase(llm: LLM, answer: Answer) -> tuple[str | None, str | None, dict[str, 
     except (LLMError, ModelNotAvailable) as exc:  # unreachable, timed out, off its schema
         return None, f"the model could not phrase the answer ({exc.message}): template kept", {}
     tokens = {"prompt": reply.prompt_tokens, "completion": reply.completion_tokens}
-    text = with_labels(without_stray_opening(reply.text.strip(), answer.answer), answer.answer)
+    text = without_stray_opening(reply.text.strip(), answer.answer)
+    text = with_labels(text, answer.answer)
     problem = check_phrasing(answer.answer, text)
     if problem:
         return None, f"the model's wording was not kept ({problem}): template kept", tokens
@@ -42,7 +43,7 @@ def phrase(llm: LLM, answer: Answer) -> tuple[str | None, str | None, dict[str, 
 def without_stray_opening(text: str, template: str) -> str:
     """``text`` without a "Yes,"/"No," the template does not open with: a small model
     opens so whatever was asked ("Yes, PepsiCo's EBITDA margin was 16.5%")."""
-    if _opening(template) is not None or _opening(text) is None:
+    if yes_no_opening(template) is not None or yes_no_opening(text) is None:
         return text
     rest = _OPENING.sub("", text, count=1).lstrip(" ,.;:!-")
     return rest[:1].upper() + rest[1:] if rest else text
@@ -81,11 +82,12 @@ def check_phrasing(template: str, text: str) -> str | None:
     marks = set(cited(template))
     if not set(cited(text)) <= marks or (marks and not cited(text)):
         return "its source labels differ"
-    if _opening(template) != _opening(text):
+    if yes_no_opening(template) != yes_no_opening(text):
         return "its Yes/No differs"
     return None
 
 
-def _opening(text: str) -> str | None:
+def yes_no_opening(text: str) -> str | None:
+    """'yes' or 'no' when ``text`` opens with it, else None."""
     m = _OPENING.match(text)
     return m.group(1).lower() if m else None

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from finrag.answer.numbers import Amount, found_in, material, parse_amounts
+from finrag.answer.phrasing import yes_no_opening
 
-_POLARITY = re.compile(r"^\W*(yes|no)\b", re.I)
 _NEGATION = re.compile(r"\b(?:no|not|none|never)\b|n't\b", re.I)
 
 
@@ -34,9 +34,8 @@ class Correctness:
         return all(checks) if checks else None
 
 
-def polarity(text: str) -> str | None:
-    m = _POLARITY.match(text)
-    return m.group(1).lower() if m else None
+# The gold answer's Yes/No, read as the facts route's wording check reads an answer's.
+polarity = yes_no_opening
 
 
 def answer_polarity(text: str) -> str | None:
