@@ -21,7 +21,7 @@ EDGAR = SHARED / "edgar-html"
 
 def _filing(folder: Path) -> Path:
     """A small 10-K in Markdown whose statement of operations is Apple's."""
-    body = "\n".join(line for line in APPLE_OPERATIONS.splitlines()[1:])
+    body = "\n".join(APPLE_OPERATIONS.splitlines()[1:])
     path = folder / "APPLE_2024_10K.md"
     path.write_text(
         "# Apple Inc. Form 10-K for the fiscal year ended September 28, 2024\n\n"

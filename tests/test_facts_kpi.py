@@ -13,6 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from finrag.answer.calculator import calculate
+from finrag.db.companies import require_company
 from finrag.errors import UsageError
 from finrag.facts.dictionary import metric, metrics, not_line_items
 from finrag.facts.kpi import (
@@ -189,15 +190,12 @@ def conn(kpi_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[psycopg.Co
     from finrag.db import open_store
 
     monkeypatch.setenv("FINRAG_HOME", str(kpi_home))
-    monkeypatch.setenv("FINRAG_EMBED__BACKEND", "hash")
     with open_store(load_settings()) as store, store.connect() as connection:
         yield connection
 
 
 def _company(conn: psycopg.Connection, name: str) -> int:
-    row = conn.execute("SELECT id FROM companies WHERE name ILIKE %s", (f"{name}%",)).fetchone()
-    assert row is not None, f"no company {name} in the store"
-    return row[0]
+    return require_company(conn, name)[0]
 
 
 def _value(conn: psycopg.Connection, name: str, period: Period) -> KpiValue:

@@ -14,6 +14,7 @@ import pytest
 from finrag.answer.facts_route import FLAG
 from finrag.answer.phrasing import check_phrasing, with_labels, without_stray_opening
 from finrag.answer.pipeline import Asker
+from finrag.db.companies import require_company
 from finrag.errors import ExitCode
 from finrag.llm.fake import FakeLLM
 from tests.conftest import REPO, clean_env, ingested_home, run_finrag
@@ -181,7 +182,7 @@ def test_a_formula_the_kpi_language_refuses_is_a_gap_not_a_crash(asker) -> None:
     plan = QuestionPlan([Measure("formula", "defined", "odd", "revenue / headcount")], [])
     plan.periods = [Period(2024, 2)]
     with ask.store.connect() as conn:
-        (company_id,) = conn.execute("SELECT id FROM companies WHERE ticker = 'BBY'").fetchone()
+        company_id = require_company(conn, "BBY")[0]
         outcome = answer_with_facts(conn, "?", plan, [Company(company_id, "Best Buy")])
     assert outcome.answer is None and outcome.reason.startswith("facts store: formula:")
     assert "headcount" in outcome.reason
@@ -256,7 +257,7 @@ def test_with_no_model_to_be_had_the_template_answers(facts_home, monkeypatch) -
     from finrag.db import open_store
 
     monkeypatch.setenv("FINRAG_HOME", str(facts_home))
-    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing listens there
+    # OLLAMA_HOST is a port nothing listens on (tests/conftest.py, every test).
     settings = load_settings(llm={"backend": "ollama"})
     with open_store(settings) as store:
         answer = Asker(store, settings).ask("Best Buy gross margin Q2 FY2024")

@@ -187,9 +187,8 @@ needs_filings = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def kpi_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The environment of a home holding Apple's FY2024 and Netflix's FY2024 10-Ks
-    (ingested once for the module), for `finrag kpi` in a subprocess."""
-    if not (APPLE.is_file() and NETFLIX.is_file()):
-        pytest.skip(f"the EDGAR filings are not at {EDGAR} (../shared is absent)")
+    (ingested once for the module), for `finrag kpi` in a subprocess; every test using it
+    is marked @needs_filings."""
 
     home = tmp_path_factory.mktemp("kpi") / "home"
     with ingested_home(home, [APPLE, NETFLIX]):
