@@ -282,7 +282,6 @@ def test_results_by_route_and_variants_compared(facts_db: str, tmp_path: Path) -
     assert by_route["facts"]["n"] == 1 and by_route["facts"]["auto_correct"]["value"] == 1.0
     assert by_route["facts"]["numeric_correct"]["value"] == 1.0
     assert by_route["text"]["refusal_rate"]["value"] == 1.0
-    assert set(by_route["facts"]["latency_s"]) == {"p50", "p95"}
     assert facts.summary["numbers_untraceable"] == {"value": 0.0, "n": 1, "numbers": 0}
     assert set(text.summary["by_route"]) == {"text"}
     assert set(facts.summary["by_question_type"]) == {"metric", "qualitative"}

@@ -195,7 +195,7 @@ def test_scoring_accepts_the_gold_stated_naturally_and_rejects_a_wrong_value() -
 
 
 @needs_edgar
-def test_committed_set_is_what_the_script_writes(tmp_path: Path) -> None:
+def test_committed_set_is_what_the_script_writes() -> None:
     done = subprocess.run(
         [sys.executable, str(SCRIPT), str(EDGAR)], capture_output=True, text=True, check=True
     )

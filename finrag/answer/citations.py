@@ -97,7 +97,7 @@ def check_numbers(
     for outcome in calculations:
         if outcome.result is not None and not outcome.unsourced_inputs:
             computed += parse_amounts(outcome.formatted or "")
-            computed.append(Amount(outcome.result, 1.0, False, False, str(outcome.result), False))
+            computed.append(Amount.plain(outcome.result))
     problems = []
     for sentence in answer_sentences(answer):
         sources = [n for n in cited(sentence) if n in by_n]

@@ -51,6 +51,11 @@ class Amount:
     def value(self) -> float:
         return self.number * self.scale
 
+    @classmethod
+    def plain(cls, value: float) -> Amount:
+        """A computed number (a calculation's result) as an amount to compare against."""
+        return cls(value, 1.0, False, False, str(value), False)
+
 
 def parse_amounts(text: str) -> list[Amount]:
     """Every number in ``text``; citation markers like [3] are not numbers."""

@@ -24,6 +24,7 @@ from finrag.evaluate.answers import AnswerReport, AnswerResult, evaluate_answers
 from finrag.evaluate.dataset import EvalQuestion
 from finrag.evaluate.report import fmt
 from finrag.llm import LLM, get_llm
+from finrag.retrieve import Retriever
 
 # Each variant's answer settings, over the configured ones.
 VARIANTS: dict[str, dict[str, bool]] = {
@@ -81,6 +82,9 @@ def compare_answers(
     needs_model = use_judge or any(VARIANTS[v].get("use_llm", True) for v in variants)
     if llm is None and needs_model:
         llm = get_llm(settings)  # cheap: a model loads on its first chat
+    # One retriever for all: variants change only answer settings, and its embedder (and
+    # a reranker) would otherwise load once per variant.
+    retriever = Retriever(store, settings, llm=llm)
     reports = {}
     for name in variants:
         chosen = variant_settings(settings, name)
@@ -92,7 +96,7 @@ def compare_answers(
             out_dir=out_dir / variant_folder(name) if out_dir else None,
             use_judge=use_judge,
             tolerance=tolerance,
-            asker=Asker(store, chosen, llm=llm),
+            asker=Asker(store, chosen, llm=llm, retriever=retriever),
             on_question=(lambda r, resumed, n=name: on_question(n, r, resumed))
             if on_question
             else None,

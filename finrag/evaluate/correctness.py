@@ -34,13 +34,9 @@ class Correctness:
         return all(checks) if checks else None
 
 
-# The gold answer's Yes/No, read as the facts route's wording check reads an answer's.
-polarity = yes_no_opening
-
-
 def answer_polarity(text: str) -> str | None:
     """'Yes'/'No' as the answer opens, else whether its first sentence negates."""
-    if found := polarity(text):
+    if found := yes_no_opening(text):
         return found
     first = re.split(r"(?<=[.!?])\s", text.strip(), maxsplit=1)[0]
     if not first:
@@ -52,14 +48,12 @@ def score_correctness(
     gold: str, answer: str, computed: list[float], *, tolerance: float = 0.01
 ) -> Correctness:
     gold_amounts = material(parse_amounts(gold))
-    stated = material(parse_amounts(answer)) + [
-        Amount(v, 1.0, False, False, str(v), False) for v in computed
-    ]
+    stated = material(parse_amounts(answer)) + [Amount.plain(v) for v in computed]
     numeric = found = None
     if gold_amounts:
         numeric = found_in(gold_amounts[0], stated, rel=tolerance)
         found = sum(found_in(a, stated, rel=tolerance) for a in gold_amounts) / len(gold_amounts)
-    expected = polarity(gold)
+    expected = yes_no_opening(gold)
     agrees = None if expected is None else answer_polarity(answer) == expected
     return Correctness(numeric=numeric, polarity=agrees, gold_numbers_found=found)
 

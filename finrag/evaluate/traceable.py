@@ -41,4 +41,4 @@ def _known(answer: Answer) -> list[Amount]:
         if calc.result is not None:
             values.append(calc.result)
         values += [float(i["value"]) for i in calc.inputs if i.get("value") is not None]
-    return [Amount(v, 1.0, False, False, str(v), False) for v in values]
+    return [Amount.plain(v) for v in values]
