@@ -32,7 +32,6 @@ from lxml import etree
 NS = {
     "ix": "http://www.xbrl.org/2013/inlineXBRL",
     "xbrli": "http://www.xbrl.org/2003/instance",
-    "xbrldi": "http://xbrl.org/2006/xbrldi",
 }
 _IX = "{" + NS["ix"] + "}"
 _XBRLI = "{" + NS["xbrli"] + "}"
@@ -40,8 +39,6 @@ _DEI = (
     "DocumentFiscalYearFocus",
     "DocumentFiscalPeriodFocus",
     "DocumentPeriodEndDate",
-    "DocumentType",
-    "TradingSymbol",
     "EntityRegistrantName",
 )
 
@@ -219,15 +216,9 @@ def periods(filing: Filing) -> dict[str, Period]:
     quarterly = filing.dei.get("DocumentFiscalPeriodFocus", "FY") != "FY"
     low, high = (80, 100) if quarterly else (350, 380)
     spans = _durations(filing)
-    cur = _only(
-        [p for p in spans if p.end == end and low <= (p.end - p.start).days <= high], "current"
-    )
+    cur = _only([p for p in spans if p.end == end and low <= p.days <= high], "current")
     prior = _only(
-        [
-            p
-            for p in spans
-            if low <= (p.end - p.start).days <= high and 357 <= (end - p.end).days <= 371
-        ],
+        [p for p in spans if low <= p.days <= high and 357 <= (end - p.end).days <= 371],
         "prior-year",
     )
     # The DEI context spans the fiscal year to date: the day before it opens closed the
