@@ -53,10 +53,6 @@ class Context:
     end: date  # the instant itself for an instant
     dimensional: bool  # a segment (or scenario) member: not the entity total
 
-    @property
-    def days(self) -> int:
-        return 0 if self.start is None else (self.end - self.start).days
-
 
 @dataclass(frozen=True)
 class Fact:
@@ -216,9 +212,15 @@ def periods(filing: Filing) -> dict[str, Period]:
     quarterly = filing.dei.get("DocumentFiscalPeriodFocus", "FY") != "FY"
     low, high = (80, 100) if quarterly else (350, 380)
     spans = _durations(filing)
-    cur = _only([p for p in spans if p.end == end and low <= p.days <= high], "current")
+    cur = _only(
+        [p for p in spans if p.end == end and low <= (p.end - p.start).days <= high], "current"
+    )
     prior = _only(
-        [p for p in spans if low <= p.days <= high and 357 <= (end - p.end).days <= 371],
+        [
+            p
+            for p in spans
+            if low <= (p.end - p.start).days <= high and 357 <= (end - p.end).days <= 371
+        ],
         "prior-year",
     )
     # The DEI context spans the fiscal year to date: the day before it opens closed the
