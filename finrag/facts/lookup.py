@@ -234,7 +234,7 @@ class MetricResolver:
         # Ties on everything but the fact itself, in the same filing: nothing says which
         # of the printed values is the line item. A later filing's restatement is no tie.
         tied = [f for r, f in ranked if r == best_rank]
-        values = {metric.natural_value(f.value): f for f in tied if f.value is not None}
+        values = {metric.natural_value(f.value): f for f in tied}  # _read kept valued facts
         if len(values) > 1 and best.statement in metric.statements:
             candidates = tuple(
                 MetricValue(metric, period_key(f), value, f) for value, f in values.items()
@@ -251,7 +251,7 @@ class MetricResolver:
 
     def _metric_facts(self, metric: Metric) -> list[tuple[tuple, StoredFact]]:
         if metric.name not in self._facts:
-            self._facts[metric.name] = [(_resolver_rank(f, metric), f) for f in self._read(metric)]
+            self._facts[metric.name] = [(_rank(f, metric), f) for f in self._read(metric)]
         return self._facts[metric.name]
 
     def _read(self, metric: Metric) -> list[StoredFact]:
@@ -315,14 +315,6 @@ class MetricResolver:
         ends = calendar.fiscal_year(fact.period_end), calendar.fiscal_quarter(fact.period_end)
         # A balance at a date that is not a quarter end (a "6m to" column) has no quarter.
         return ends == (year, quarter or 4) and calendar.is_quarter_end(fact.period_end)
-
-
-def _resolver_rank(fact: StoredFact, metric: Metric) -> tuple:
-    """``_rank``, and among tags one of the metric's own concept before one its row label
-    alone matched: NVIDIA tags both current and non-current "Deferred revenue" rows."""
-    own_tag, on_statement, source, *rest = _rank(fact, metric)
-    foreign_tag = fact.source == "ixbrl" and fact.concept not in metric.concepts
-    return (own_tag, on_statement, source, foreign_tag, *rest)
 
 
 def _ambiguity(metric: Metric, period: Period, candidates: tuple[MetricValue, ...]) -> str:
