@@ -166,6 +166,11 @@ class RetrieveSettings(BaseModel):
     rerank_candidates: int = Field(
         20, ge=1, le=200, description="Fused candidates the reranker scores."
     )
+    group_by_page: bool = Field(
+        False,
+        description="Return pages, not chunks: the fused candidates grouped by the page they "
+        "start on, a page scored from its best two chunks (variant part +pages).",
+    )
 
 
 class AnswerSettings(BaseModel):
