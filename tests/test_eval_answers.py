@@ -15,7 +15,13 @@ from finrag.answer.result import Answer
 from finrag.config import load_settings
 from finrag.db import open_store
 from finrag.embed import get_embedder
-from finrag.evaluate.answer_compare import compare_answers, write_comparison
+from finrag.errors import UsageError
+from finrag.evaluate.answer_compare import (
+    Comparison,
+    compare_answers,
+    comparison_rows,
+    write_comparison,
+)
 from finrag.evaluate.answer_report import write_answer_report
 from finrag.evaluate.answers import RESULTS_FILE, evaluate_answers
 from finrag.evaluate.correctness import answer_polarity, score_correctness
@@ -185,6 +191,111 @@ def test_answer_eval_scores_and_resumes(database_url: str, tmp_path: Path) -> No
     assert len(paths[1].read_text().splitlines()) == 4
 
 
+# ---- expected refusals: questions the store cannot answer ---------------------------
+
+MIXED = [
+    {**QUESTIONS[0]},  # answerable; the model finds it unanswerable: a wrong refusal
+    {**QUESTIONS[2], "answer": "", "answerable": False},  # a company the store lacks
+    {
+        "id": "globex-brazil",
+        "question": "How many people does Globex employ in Brazil?",
+        "answer": "Not stated: the 10-K gives no headcount by country.",
+        "type": "unstated",
+        "evidence": [],
+        "answerable": False,
+    },
+    {**QUESTIONS[1]},
+]
+
+
+def test_expected_refusals_are_scored(database_url: str, tmp_path: Path) -> None:
+    settings = load_settings(database_url=SecretStr(database_url))
+    dataset = write_jsonl(tmp_path / "qs.jsonl", MIXED)
+    questions = load_dataset(dataset)
+    assert [q.answerable for q in questions] == [True, False, False, True]
+    shown = {}
+
+    def extract(needle: str, quote: str, value: str):
+        def reply(messages):
+            shown[needle] = excerpt_number(messages, needle)
+            return {
+                "answerable": True,
+                "facts": [{"source": shown[needle], "quote": quote, "value": value}],
+                "calculations": [],
+            }
+
+        return reply
+
+    # Initech is refused before any model call; the Brazil question gets an answer where
+    # a refusal was due. The judge sees only the answerable question that was answered:
+    # a call for the Brazil answer would take the revenue question's reply.
+    llm = FakeLLM(
+        [
+            NOT_ANSWERABLE,
+            extract("Globex revenue fell", "fell 3% to $4.0", "$4.0"),
+            lambda m: (
+                "The filing gives no headcount by country; Globex revenue fell 3% to "
+                f"$4.0 billion in 2023 [{shown['Globex revenue fell']}]."
+            ),
+            extract("Globex revenue fell", "fell 3% to $4.0", "$4.0"),
+            lambda m: f"Globex revenue was $4.0 billion [{shown['Globex revenue fell']}].",
+            {"correct": True, "reason": "the same figure"},
+        ]
+    )
+    out = tmp_path / "run"
+    with open_store(settings) as store:
+        with store.connect() as conn:
+            add_small_filings(conn, get_embedder(settings.embed))
+        report = evaluate_answers(
+            store,
+            settings,
+            questions,
+            dataset=dataset,
+            out_dir=out,
+            use_judge=True,
+            asker=Asker(store, settings, llm=llm),
+        )
+        # Resumed lines keep the flag: nothing is asked again.
+        again = evaluate_answers(
+            store,
+            settings,
+            questions,
+            dataset=dataset,
+            out_dir=out,
+            asker=Asker(store, settings, llm=FakeLLM([])),
+        )
+    assert again.summary["refusal_recall"] == report.summary["refusal_recall"]
+    assert not llm.replies and all(r.error is None for r in report.results)
+    capex, initech, brazil, revenue = report.results
+    assert capex.refused and capex.answerable and capex.auto_correct is False
+    assert initech.refused and not initech.answerable and initech.auto_correct is True
+    assert initech.numeric_correct is None and initech.judge_correct is None
+    assert not brazil.refused and brazil.auto_correct is False and brazil.judge_correct is None
+    assert revenue.auto_correct is True and revenue.judge_correct is True
+    s = report.summary
+    assert s["refusal_precision"] == {"value": 0.5, "n": 2}  # initech, not capex
+    assert s["refusal_recall"] == {"value": 0.5, "n": 2}  # initech, not brazil
+    assert s["auto_correct"] == {"value": 0.5, "n": 4}
+    assert s["numeric_correct"] == {"value": 0.5, "n": 2}  # answerable questions only
+    assert s["by_question_type"]["unstated"]["refusal_recall"] == {"value": 0.0, "n": 1}
+
+    paths = write_answer_report(report, out)
+    md = paths[2].read_text()
+    assert "| unanswerable questions refused | 0.500 | 2 |" in md
+    assert "| refusals that were expected (of refused questions) | 0.500 | 2 |" in md
+    assert "`initech` **right**, text route, refused, refusal expected" in md
+    assert "`globex-brazil` **wrong**, text route, 1 citation(s), refusal expected" in md
+    assert "answerable" in paths[1].read_text().splitlines()[0].split(",")
+    rows = dict(comparison_rows(Comparison(str(dataset), {"facts+text": report})))
+    assert rows["refusal precision"] == ["0.500"] and rows["refusal recall"] == ["0.500"]
+
+
+def test_answerable_must_be_a_json_boolean(tmp_path: Path) -> None:
+    dataset = write_jsonl(tmp_path / "qs.jsonl", [{**QUESTIONS[0], "answerable": "false"}])
+    with pytest.raises(UsageError, match=r"qs.jsonl:1: .*answerable is 'false'"):
+        load_dataset(dataset)
+
+
 # ---- routes and configurations compared, over a store holding facts -------------------
 
 ROUTED = [
@@ -310,8 +421,8 @@ def test_an_older_results_line_without_a_route_resumes_as_text(
         first = evaluate_answers(store, settings, questions, dataset=tmp_path, out_dir=out)
         assert first.results[0].route == "facts"
         line = json.loads((out / RESULTS_FILE).read_text())
-        for key in ("route", "route_reason", "numbers_untraceable"):
-            del line[key]  # as written before routes were recorded
+        for key in ("route", "route_reason", "numbers_untraceable", "answerable"):
+            del line[key]  # as written before routes and expected refusals were recorded
         (out / RESULTS_FILE).write_text(json.dumps(line) + "\n")
         again = evaluate_answers(
             store,
@@ -323,6 +434,7 @@ def test_an_older_results_line_without_a_route_resumes_as_text(
         )
     (r,) = again.results
     assert r.route == "text" and r.numbers_untraceable is None and r.auto_correct is True
+    assert r.answerable
     assert again.summary["by_route"]["text"]["n"] == 1
 
 

@@ -119,6 +119,8 @@ def comparison_rows(comparison: Comparison) -> list[tuple[str, list[str]]]:
         row("headline figure right", lambda s: fmt(s["numeric_correct"]["value"])),
         row("correct (judge)", lambda s: fmt(s["judge_correct"]["value"])),
         row("refused", lambda s: fmt(s["refusal_rate"]["value"])),
+        row("refusal precision", lambda s: fmt(s["refusal_precision"]["value"])),
+        row("refusal recall", lambda s: fmt(s["refusal_recall"]["value"])),
         row("model errors", lambda s: fmt(s["error_rate"]["value"])),
         row(
             "facts answers with untraceable numbers",

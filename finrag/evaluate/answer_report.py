@@ -17,6 +17,7 @@ _CSV_FIELDS = (
     "route",
     "route_reason",
     "company",
+    "answerable",
     "refused",
     "error",
     "auto_correct",
@@ -37,6 +38,8 @@ _METRICS = (
     ("polarity_correct", "yes/no right"),
     ("judge_correct", "correct (LLM judge)"),
     ("refusal_rate", "refused"),
+    ("refusal_precision", "refusals that were expected (of refused questions)"),
+    ("refusal_recall", "unanswerable questions refused"),
     ("error_rate", "model errors (timeout, output off its schema)"),
     ("citation_valid", "answers whose citations all hold their numbers"),
     ("valid_citation_share", "citations that hold their numbers"),
@@ -92,6 +95,8 @@ def markdown(report: AnswerReport) -> str:
             if r.refused
             else f"{r.citations} citation(s)"
         )
+        if not r.answerable:
+            state += ", refusal expected"
         lines.append(
             f"- `{r.id}` **{verdict}**, {r.route} route, {state}, {r.latency_s:.0f} s — gold: "
             f"{clip(r.gold, 90)} — answer: {clip(r.answer, 160)}"

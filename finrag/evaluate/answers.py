@@ -18,7 +18,7 @@ from finrag.answer.citations import cited
 from finrag.answer.pipeline import Answer, Asker
 from finrag.config import Settings
 from finrag.db import Store
-from finrag.evaluate.correctness import judge, score_correctness
+from finrag.evaluate.correctness import Correctness, judge, score_correctness
 from finrag.evaluate.dataset import EvalQuestion, document_key
 from finrag.evaluate.runs import finish_run, percentile, start_run
 from finrag.evaluate.traceable import untraceable_numbers
@@ -64,6 +64,9 @@ class AnswerResult:
     # Numbers of an answer built on facts (facts or mixed route) that no fact value and
     # no calculation gave, as written (finrag.evaluate.traceable). None for the text route.
     numbers_untraceable: list[str] | None = None
+    # False: the dataset expects a refusal (finrag.evaluate.dataset); such a question is
+    # right when refused. Lines written before the flag existed load as answerable.
+    answerable: bool = True
 
 
 @dataclass
@@ -85,8 +88,11 @@ def score_answer(
     q: EvalQuestion, a: Answer, *, tolerance: float, verdict=None, latency_s: float
 ) -> AnswerResult:
     computed = [c.result for c in a.calculations if c.result is not None]
-    correct = score_correctness(
-        q.answer, "" if a.refused else a.answer, computed, tolerance=tolerance
+    correct = (
+        score_correctness(q.answer, "" if a.refused else a.answer, computed, tolerance=tolerance)
+        if q.answerable
+        # Its gold is a note, not an answer: only the refusal counts.
+        else Correctness(numeric=None, polarity=None, gold_numbers_found=None)
     )
     gold_pages = q.gold_pages
     cited = [{"document": c.document, "pages": c.pages} for c in a.citations]
@@ -103,7 +109,7 @@ def score_answer(
         refusal=a.refusal,
         numeric_correct=correct.numeric,
         polarity_correct=correct.polarity,
-        auto_correct=correct.auto,
+        auto_correct=correct.auto if q.answerable else a.refused,
         gold_numbers_found=correct.gold_numbers_found,
         judge_correct=verdict.correct if verdict else None,
         judge_reason=verdict.reason if verdict else None,
@@ -133,6 +139,7 @@ def score_answer(
         route=a.route,
         route_reason=a.retrieval.get("route_reason"),
         numbers_untraceable=untraceable_numbers(a) if on_facts else None,
+        answerable=q.answerable,
     )
 
 
@@ -187,7 +194,8 @@ def evaluate_answers(
             answer, error = Answer(question=q.question, answer=""), exc.message
         latency = time.perf_counter() - t0
         verdict = None
-        if use_judge and not answer.refused and error is None:
+        # An unanswerable question has no gold answer to judge against.
+        if use_judge and q.answerable and not answer.refused and error is None:
             verdict = judge(asker.llm, q.question, q.answer, answer.answer)
         result = score_answer(q, answer, tolerance=tolerance, verdict=verdict, latency_s=latency)
         result.error = error
@@ -259,6 +267,7 @@ def _breakdown(group: Sequence[AnswerResult]) -> dict[str, Any]:
         "numeric_correct": _share([r.numeric_correct for r in group]),
         "judge_correct": _share([r.judge_correct for r in group]),
         "refusal_rate": _share([r.refused for r in group]),
+        **refusal_scores(group),
         "latency_s": _latency(group),
         "numbers_untraceable": _untraceable(group),
     }
@@ -273,6 +282,7 @@ def summarise(results: Sequence[AnswerResult]) -> dict[str, Any]:
         "auto_correct": _share([r.auto_correct for r in results]),
         "judge_correct": _share([r.judge_correct for r in results]),
         "refusal_rate": _share([r.refused for r in results]),
+        **refusal_scores(results),
         "error_rate": _share([r.error is not None for r in results]),
         "citation_valid": _share([r.citation_valid for r in answered]),
         "valid_citation_share": _share([r.valid_citation_share for r in answered]),
@@ -293,6 +303,16 @@ def summarise(results: Sequence[AnswerResult]) -> dict[str, Any]:
             name: _breakdown(group) for name, group in _group(results, "question_type").items()
         },
         "by_route": {name: _breakdown(group) for name, group in _group(results, "route").items()},
+    }
+
+
+def refusal_scores(results: Sequence[AnswerResult]) -> dict[str, Any]:
+    """Refusals against expectations: precision, the share of refused questions that were
+    unanswerable; recall, the share of unanswerable questions refused. An answerable
+    question refused also counts, as before, against correctness."""
+    return {
+        "refusal_precision": _share([not r.answerable for r in results if r.refused]),
+        "refusal_recall": _share([r.refused for r in results if not r.answerable]),
     }
 
 

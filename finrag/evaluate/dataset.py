@@ -5,6 +5,9 @@ Ours::
     {"id": "q1", "question": "...", "answer": "...", "company": "3M", "type": "extraction",
      "evidence": [{"document": "3M_2018_10K.pdf", "page": 60, "text": "..."}]}
 
+``"answerable": false`` marks a question the store cannot answer (a company or period it
+does not hold, a fact no filing states): the right outcome is a refusal. Default true.
+
 ``page`` is 1-based, as ``finrag`` stores and prints pages (the first page of the PDF
 is 1). FinanceBench's ``evidence_page_num`` is zero-indexed, so its page N is our N + 1.
 """
@@ -43,6 +46,7 @@ class EvalQuestion:
     company: str | None = None
     question_type: str | None = None
     reasoning: str | None = None
+    answerable: bool = True  # False: the expected outcome is a refusal
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -116,4 +120,12 @@ def _parse(raw: dict[str, Any], number: int) -> EvalQuestion:
         company=raw.get("company"),
         question_type=raw.get("type"),
         reasoning=raw.get("reasoning"),
+        answerable=_answerable(raw.get("answerable", True)),
     )
+
+
+def _answerable(value: Any) -> bool:
+    # A JSON boolean only: "false" as a string would read as true.
+    if not isinstance(value, bool):
+        raise ValueError(f"answerable is {value!r}, not true or false")
+    return value
