@@ -171,7 +171,9 @@ def test_companies_resolve_aliases_and_tickers(database_url: str) -> None:
         assert resolve_company(conn, ["APPLE INC"], None)[0] == apple
         mmm, name = resolve_company(conn, ["3M COMPANY", "3M"], None)
         assert name == "3M Company"
-        assert resolve_company(conn, [], "MMM")[0] != mmm, "no ticker known yet for 3M"
+        assert resolve_company(conn, [], "MMM")[0] == mmm, "the nickname table knows 3M's ticker"
+        initech, _ = resolve_company(conn, ["Initech Inc."], None)
+        assert resolve_company(conn, [], "ZZQX")[0] != initech, "no ticker known for Initech"
         conn.commit()
         assert lookup_company(conn, "Apple")[0] == apple
         assert lookup_company(conn, "aapl")[0] == apple

@@ -1,7 +1,7 @@
 """Companies and their aliases: "Apple Inc.", "Apple", "AAPL" are one company.
 
-Aliases are stored squashed (lower case, no punctuation, no legal suffix, no spaces),
-so "BEST BUY CO., INC.", "Best Buy" and the file-name form "BESTBUY" all meet.
+Aliases are stored as keys (finrag.db.company_names.alias_key), so "BEST BUY CO., INC.",
+"Best Buy" and the file-name form "BESTBUY" all meet.
 """
 
 from __future__ import annotations
@@ -10,20 +10,18 @@ import re
 
 import psycopg
 
+from finrag.db.company_names import alias_key, company_aliases
 from finrag.errors import UsageError
 
-_SUFFIXES = re.compile(
-    r"\b(the|incorporated|inc|corporation|corp|company|co|ltd|limited|plc|llc|lp|sa|ag|nv|"
-    r"holdings?|group)\b"
-)
-
-
-def alias_key(name: str) -> str:
-    """'BEST BUY CO., INC.' -> 'bestbuy'; '3M Company' -> '3m'; 'AAPL' -> 'aapl'."""
-    text = re.sub(r"[^\w\s&]", " ", name.lower().replace("’", "'").replace("'s", ""))
-    stripped = _SUFFIXES.sub(" ", text)
-    key = re.sub(r"[\s_]+", "", stripped) or re.sub(r"[\s_]+", "", text)
-    return key
+__all__ = [
+    "alias_key",
+    "aliases_of",
+    "display_name",
+    "document_aliases",
+    "lookup_company",
+    "require_company",
+    "resolve_company",
+]
 
 
 def display_name(name: str) -> str:
@@ -36,8 +34,12 @@ def display_name(name: str) -> str:
     return name
 
 
-def resolve_company(conn: psycopg.Connection, names: list[str], ticker: str | None) -> int | None:
-    """Find the company these names or this ticker belong to, or create it; return its id."""
+def resolve_company(
+    conn: psycopg.Connection, names: list[str], ticker: str | None
+) -> tuple[int, str] | None:
+    """Find the company these names or this ticker belong to, or create it; return its id
+    and name. Its aliases gain every name derived from these (company_names.company_aliases)
+    that no other company holds."""
     names = [n for n in names if n and n.strip()]
     if not names and not ticker:
         return None
@@ -50,24 +52,66 @@ def resolve_company(conn: psycopg.Connection, names: list[str], ticker: str | No
     ).fetchone()
     best_name = display_name(names[0]) if names else ticker
     if row is None:
-        return conn.execute(
+        company_id, name = conn.execute(
             "INSERT INTO companies (name, ticker, aliases) VALUES (%s, %s, %s) "
             "ON CONFLICT (name) DO UPDATE SET aliases = "
             "  ARRAY(SELECT DISTINCT unnest(companies.aliases || EXCLUDED.aliases)) "
             "RETURNING id, name",
             (best_name, ticker, keys),
         ).fetchone()
-    company_id, name, current_ticker = row
-    conn.execute(
-        "UPDATE companies SET aliases = ARRAY(SELECT DISTINCT unnest(aliases || %s::text[])), "
-        "ticker = COALESCE(ticker, %s) WHERE id = %s",
-        (
-            keys,
-            ticker if current_ticker is None and not _ticker_taken(conn, ticker) else None,
-            company_id,
-        ),
-    )
+    else:
+        company_id, name, current_ticker = row
+        conn.execute(
+            "UPDATE companies SET aliases = ARRAY(SELECT DISTINCT unnest(aliases || %s::text[])), "
+            "ticker = COALESCE(ticker, %s) WHERE id = %s",
+            (
+                keys,
+                ticker if current_ticker is None and not _ticker_taken(conn, ticker) else None,
+                company_id,
+            ),
+        )
+    _add_derived_aliases(conn, company_id, names)
     return company_id, name
+
+
+def _add_derived_aliases(conn: psycopg.Connection, company_id: int, names: list[str]) -> None:
+    """Store the names derived from the company's own (and these) names and ticker; an
+    alias another company already holds stays that company's."""
+    stored_name, ticker = conn.execute(
+        "SELECT name, ticker FROM companies WHERE id = %s", (company_id,)
+    ).fetchone()
+    derived = sorted({alias_key(a) for a in company_aliases([stored_name, *names], ticker)} - {""})
+    conn.execute(
+        "UPDATE companies SET aliases = ARRAY(SELECT DISTINCT unnest(aliases || ARRAY("
+        "  SELECT k FROM unnest(%s::text[]) AS k WHERE NOT EXISTS ("
+        "    SELECT 1 FROM companies o WHERE o.id <> %s"
+        "    AND (k = ANY(o.aliases) OR k = lower(o.ticker)))))) "
+        "WHERE id = %s",
+        (derived, company_id, company_id),
+    )
+
+
+def aliases_of(conn: psycopg.Connection, company_id: int) -> list[str]:
+    """A company's alias keys: those stored, and those derived from its name and ticker
+    that no other company holds (a store ingested before derivation has only the first)."""
+    rows = conn.execute("SELECT id, name, ticker, aliases FROM companies").fetchall()
+    others = {
+        key
+        for other_id, _, other_ticker, aliases in rows
+        if other_id != company_id
+        for key in (*aliases, *([other_ticker.lower()] if other_ticker else []))
+    }
+    for row_id, name, ticker, aliases in rows:
+        if row_id == company_id:
+            derived = {alias_key(a) for a in company_aliases([name], ticker)} - others
+            return sorted(set(aliases) | derived - {""})
+    return []
+
+
+def document_aliases(conn: psycopg.Connection, document_id: int) -> list[str]:
+    """The alias keys of the company a document belongs to (none when it has no company)."""
+    row = conn.execute("SELECT company_id FROM documents WHERE id = %s", (document_id,)).fetchone()
+    return aliases_of(conn, row[0]) if row and row[0] is not None else []
 
 
 def _ticker_taken(conn: psycopg.Connection, ticker: str | None) -> bool:
