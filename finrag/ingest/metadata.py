@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
+from finrag.db.company_names import former_names
 from finrag.ingest.parse import ParsedDocument
 
 FIELDS = ("company", "ticker", "form_type", "fiscal_year", "fiscal_quarter", "period_end")
@@ -93,6 +94,7 @@ class DocumentMetadata:
     period_end: date | None = None
     sources: dict[str, str] = field(default_factory=dict)  # field -> path|declared|content|override
     company_aliases: list[str] = field(default_factory=list)  # every name seen for the company
+    former_names: list[str] = field(default_factory=list)  # names the filing says it had
 
 
 def _form(token: str | None) -> str | None:
@@ -235,6 +237,11 @@ def resolve_metadata(
             v["company"] for _, v in _reorder(layers) if isinstance(v.get("company"), str)
         )
     )
+    if meta.company is not None:
+        # Former names join the aliases: a filing under the old name is the same company.
+        text = "\n".join(p.markdown for p in parsed.pages)
+        meta.former_names = former_names(text, meta.company)
+        meta.company_aliases += [n for n in meta.former_names if n not in meta.company_aliases]
     if meta.company is None and meta.ticker is not None:
         meta.company, meta.sources["company"] = meta.ticker, meta.sources["ticker"]
     return meta
