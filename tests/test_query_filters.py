@@ -108,6 +108,9 @@ def test_an_upper_case_short_name_finds_the_one_company_it_begins(conn) -> None:
             [],
         ),
         ("What were 3M's Net Income and EBITDA under GAAP?", ["3M Company"], []),
+        ("What did MMM pay in dividends?", ["3M Company"], []),  # the nickname table's ticker
+        ("How did J&J's and Apple's margins compare?", ["Apple Inc."], ["Johnson & Johnson"]),
+        ("What did BEST BUY report?", ["Best Buy Co., Inc."], []),
     ],
 )
 def test_names_the_store_does_not_hold(conn, question: str, companies, unknown) -> None:

@@ -42,6 +42,10 @@ def unknown(store, question: str) -> list[str]:
         ("What was Tesla's revenue in 2023?", ["Tesla"]),
         ("Compare Globex and Initech revenue", ["Initech"]),  # beside a held one
         ("What did Apple Hospitality pay in 2022?", ["Apple Hospitality"]),
+        ("What was J&J's revenue in 2023?", ["Johnson & Johnson"]),  # a nickname
+        ("How did AMEX's card fees change?", ["American Express"]),
+        ("What did Block (formerly Square) report for revenue?", ["Block"]),
+        ("What did Initrode (f/k/a Initech) report?", ["Initrode"]),
     ],
 )
 def test_a_name_the_store_does_not_hold_is_found(store_and_settings, question, names) -> None:
@@ -86,6 +90,14 @@ def test_ask_refuses_a_company_named_without_a_possessive(store_and_settings) ->
     assert answer.answer.startswith("Microsoft is not in your filings")
     assert "ACME: FY2023 10-K" in answer.answer and "Globex: FY2023 10-K" in answer.answer
     assert llm.calls == []
+
+
+def test_ask_refuses_a_nickname_naming_what_the_store_holds(store_and_settings) -> None:
+    store, settings = store_and_settings
+    answer = Asker(store, settings, llm=FakeLLM([])).ask("What was JnJ's revenue in 2023?")
+    assert answer.refused and answer.refusal == "unknown-company"
+    assert answer.answer.startswith("Johnson & Johnson is not in your filings")
+    assert "ACME: FY2023 10-K" in answer.answer and "Globex: FY2023 10-K" in answer.answer
 
 
 def revenue_model(source: str, quote: str, text: str) -> FakeLLM:

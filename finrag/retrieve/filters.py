@@ -14,12 +14,8 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from finrag.db.companies import alias_key
-from finrag.retrieve.unknown_names import (
-    is_vocabulary,
-    unknown_company_names,
-    well_known_aliases,
-)
+from finrag.db.company_names import alias_key, company_aliases, needs_capital
+from finrag.retrieve.unknown_names import is_vocabulary, unknown_company_names
 
 _MAX_NGRAM = 5
 _YEAR = r"(?:19|20)\d\d"
@@ -141,37 +137,24 @@ def _find_years(question: str, filters: QueryFilters) -> None:
 def _find_companies(
     question: str, conn: psycopg.Connection, filters: QueryFilters
 ) -> tuple[set[str], list[tuple[int, int]]]:
-    """Sets the companies the question names; returns every stored company's alias keys
-    and tickers (with a well-known issuer's other names), and where in the question the
-    found ones are named."""
-    rows = conn.execute("SELECT id, name, ticker, aliases FROM companies").fetchall()
-    named: list[tuple[int, int]] = []
-    by_alias: dict[str, CompanyRef] = {}
-    by_ticker: dict[str, CompanyRef] = {}
-    for company_id, name, ticker, aliases in rows:
-        ref = CompanyRef(company_id, name, ticker)
-        other_names, other_tickers = well_known_aliases(
-            set(aliases) | ({ticker.lower()} if ticker else set())
-        )
-        for alias in [*aliases, *sorted(other_names)]:
-            by_alias.setdefault(alias, ref)
-        for symbol in sorted(other_tickers):
-            by_ticker.setdefault(symbol, ref)
-        if ticker:
-            by_ticker[ticker.upper()] = ref
+    """Sets the companies the question names; returns every alias key the store's
+    companies answer to, and where in the question the found ones are named."""
+    by_alias = company_keys(conn)
     tokens = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(question)]
     found: dict[int, CompanyRef] = {}
+    named: list[tuple[int, int]] = []
     i = 0
     while i < len(tokens):
         hit = None
         for n in range(min(_MAX_NGRAM, len(tokens) - i), 0, -1):
-            words = [t[0] for t in tokens[i : i + n]]
-            phrase = " ".join(words)
-            ref = by_alias.get(alias_key(re.sub(r"['’]s$", "", phrase)))
-            if ref is None and n == 1 and words[0].isupper():
-                ref = by_ticker.get(words[0]) or _by_prefix(words[0], by_alias)
+            if n > 1 and _possessive_s(question, tokens[i + n - 1]):
+                continue  # "3M's": the name is "3M"
+            text = question[tokens[i][1] : tokens[i + n - 1][2]]
+            ref = _named(text, by_alias)
+            if ref is None and n == 1 and text.isupper():
+                ref = _by_prefix(text, by_alias)
             if ref is not None and not _continues_another_name(question, tokens, i + n):
-                hit = (ref, n, question[tokens[i][1] : tokens[i + n - 1][2]])
+                hit = (ref, n, text)
                 break
         if hit:
             ref, n, text = hit
@@ -183,8 +166,43 @@ def _find_companies(
         else:
             i += 1
     filters.companies = list(found.values())
-    held = set(by_alias) | {ticker.lower() for ticker in by_ticker}
-    return held, named
+    return set(by_alias), named
+
+
+def company_keys(conn: psycopg.Connection) -> dict[str, CompanyRef]:
+    """Each alias key the store's companies answer to: their stored aliases and tickers
+    first, then the names derived from their name and ticker (company_aliases; a store
+    ingested before derivation has none stored). A derived key two companies share names
+    neither."""
+    rows = conn.execute("SELECT id, name, ticker, aliases FROM companies ORDER BY id").fetchall()
+    keys: dict[str, CompanyRef] = {}
+    derived: dict[str, set[CompanyRef]] = {}
+    for company_id, name, ticker, aliases in rows:
+        ref = CompanyRef(company_id, name, ticker)
+        for key in [*aliases, *([ticker.lower()] if ticker else [])]:
+            keys.setdefault(key, ref)
+        for alias in company_aliases([name, *aliases], ticker):
+            derived.setdefault(alias_key(alias), set()).add(ref)
+    for key, refs in derived.items():
+        if key not in keys and len(refs) == 1:
+            keys[key] = next(iter(refs))
+    return keys
+
+
+def _possessive_s(question: str, token: tuple[str, int, int]) -> bool:
+    return token[0] in ("s", "S") and question[token[1] - 1 : token[1]] in ("'", "’")
+
+
+def _named(text: str, by_alias: dict[str, CompanyRef]) -> CompanyRef | None:
+    """The company these words name: 'J&J's', 'P & G', 'AMEX', '3M's' — written with a
+    capital when the alias is short or an everyday word ('ups', 'block' are words)."""
+    if re.search(r"[^\w\s&'’.\-]", text):
+        return None  # punctuation between the words: "Apple, Alphabet" is two names
+    key = alias_key(re.sub(r"['’]s?$", "", text))
+    ref = by_alias.get(key)
+    if ref is None or (needs_capital(key) and not re.search(r"[A-Z]", text)):
+        return None
+    return ref
 
 
 def _by_prefix(word: str, by_alias: dict[str, CompanyRef]) -> CompanyRef | None:

@@ -5,8 +5,8 @@ another company's filing ("What was Microsoft revenue in 2024?" with only Best B
 stored). Three signals, strongest first:
 
 1. the wording says it is a company: "Tesla's", "Initech Inc.";
-2. a well-known issuer's name or ticker ("microsoft", "MSFT"), from a short fixed list of
-   large companies (names the store may lack; the ones it holds come from the store);
+2. a well-known issuer's name or ticker ("microsoft", "MSFT"), from the nickname table of
+   large companies (finrag/db/company_nicknames.toml: names the store may lack);
 3. a run of capitalised words ("Home Depot", "NVDA") that is not finance vocabulary, a
    period, a month or a region, with a word found in no stored chunk (segment, product
    and counterparty names are in the filings that use them, so they pass).
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 
 import psycopg
 
-from finrag.db.companies import alias_key
+from finrag.db.company_names import alias_key, issuers
 
 
 def _words(text: str) -> frozenset[str]:
@@ -102,141 +102,30 @@ _CORPORATE = re.compile(
     r"Ltd|plc|PLC|LLC|Group|Holdings|N\.V|S\.A|AG)\b\.?"
 )
 _POSSESSIVE = re.compile(r"\b((?:[A-Z][\w&.-]*\s+){0,3}[A-Z][\w&.-]*)['’]s\b")
+# "Block (formerly Square)", "Meta (f/k/a Facebook)": only a company is renamed like that.
+_RENAMED = re.compile(
+    r"\b((?:[A-Z][\w&.'-]*\s+){0,3}[A-Z][\w&.'-]*)\s*\(\s*(?i:formerly|f/k/a|fka)\b"
+)
 
-# Large issuers a question may name in any case: "name, other name; TICKERS". Names and
-# tickers that are everyday words (Target, Block, Delta, Micron; COST, NOW, CRM) are left
-# to the capitalised-run rule, which asks the store.
-_WELL_KNOWN = """
-Apple; AAPL
-Microsoft; MSFT
-Alphabet, Google; GOOGL GOOG
-Amazon; AMZN
-Meta Platforms, Facebook
-Nvidia; NVDA
-Tesla; TSLA
-Berkshire Hathaway; BRK
-JPMorgan, JPMorgan Chase, JP Morgan; JPM
-Mastercard; MA
-Walmart; WMT
-Exxon, ExxonMobil, Exxon Mobil; XOM
-UnitedHealth; UNH
-Johnson & Johnson; JNJ
-Procter & Gamble; PG
-Home Depot; HD
-Chevron; CVX
-Coca-Cola; KO
-PepsiCo; PEP
-Costco
-Oracle; ORCL
-Intel; INTC
-Cisco; CSCO
-Adobe; ADBE
-Salesforce
-Netflix; NFLX
-AMD, Advanced Micro Devices; AMD
-IBM; IBM
-Qualcomm; QCOM
-Broadcom; AVGO
-Texas Instruments; TXN
-Pfizer; PFE
-Merck; MRK
-AbbVie; ABBV
-Eli Lilly; LLY
-Bristol-Myers Squibb, Bristol Myers; BMY
-Amgen; AMGN
-Boeing; BA
-Caterpillar
-3M; MMM
-General Electric; GE
-General Motors; GM
-Disney, Walt Disney; DIS
-Comcast; CMCSA
-Verizon; VZ
-AT&T
-T-Mobile; TMUS
-Nike; NKE
-Starbucks; SBUX
-McDonald's, McDonalds; MCD
-Lowe's, Lowes
-Best Buy; BBY
-Kroger; KR
-Walgreens; WBA
-CVS Health; CVS
-Goldman Sachs; GS
-Morgan Stanley; MS
-Bank of America; BAC
-Wells Fargo; WFC
-Citigroup, Citibank; C
-American Express, Amex; AXP
-PayPal; PYPL
-Uber
-Airbnb; ABNB
-Lockheed Martin; LMT
-Raytheon, RTX
-Honeywell; HON
-FedEx; FDX
-Kraft Heinz; KHC
-Mondelez; MDLZ
-Philip Morris; PM
-Altria; MO
-Colgate-Palmolive, Colgate; CL
-Activision Blizzard, Activision; ATVI
-Electronic Arts; EA
-Spotify
-Shopify
-Palantir; PLTR
-Samsung
-Toyota; TM
-Alibaba; BABA
-Tencent
-Nestle, Nestlé
-Unilever; UL
-Siemens
-Corning; GLW
-MGM Resorts; MGM
-Foot Locker; FL
-General Mills
-Ulta Beauty, Ulta; ULTA
-Amcor; AMCR
-American Water Works; AWK
-Lululemon; LULU
-Dell; DELL
-Hewlett Packard, Hewlett-Packard; HPQ HPE
-ServiceNow
-Zoom Video; ZM
-"""
+_FORMER_NAME = re.compile(r"\(\s*(?i:formerly|f/k/a|fka)\b[^)]*\)?")
 
 
-def _well_known_entries() -> list[tuple[str, re.Pattern[str], frozenset[str], frozenset[str]]]:
-    """(display name, pattern finding it, its alias keys, its tickers) for each issuer."""
+def _well_known_entries() -> list[tuple[str, re.Pattern[str], frozenset[str]]]:
+    """(display name, pattern finding it in any case, its keys) for each issuer of the
+    nickname table (finrag/db/company_nicknames.toml). Its everyday words (Target, Block,
+    COST) are left to the capitalised-run rule, which asks the store; so are tickers under
+    3 letters ("MA", "GE": too often words)."""
     entries = []
-    for line in _WELL_KNOWN.strip().splitlines():
-        names_part, _, tickers_part = line.partition(";")
-        names = [n.strip() for n in names_part.split(",") if n.strip()]
-        tickers = tickers_part.split()
+    for issuer in issuers():
         alternatives = [
-            r"(?i:" + r"\s+".join(map(re.escape, name.split())) + r")" for name in names
-        ] + [re.escape(t) for t in tickers if len(t) >= 3]  # "MA", "GE": too often words
+            r"(?i:" + r"\s+".join(map(re.escape, name.split())) + r")" for name in issuer.names
+        ] + [re.escape(t) for t in issuer.tickers if len(t) >= 3]
         pattern = re.compile(r"(?<![\w&'-])(?:" + "|".join(alternatives) + r")(?![\w&-])")
-        keys = frozenset(alias_key(n) for n in names)
-        entries.append((names[0], pattern, keys, frozenset(tickers)))
+        entries.append((issuer.names[0], pattern, issuer.keys))
     return entries
 
 
 _WELL_KNOWN_ENTRIES = _well_known_entries()
-
-
-def well_known_aliases(keys: set[str]) -> tuple[set[str], set[str]]:
-    """The other alias keys and (upper-case) tickers of a well-known issuer that ``keys``
-    (a stored company's alias keys and lower-case ticker) name: a store holding Alphabet
-    also answers for "Google" and "GOOG"."""
-    names: set[str] = set()
-    tickers: set[str] = set()
-    for _, _, group, group_tickers in _WELL_KNOWN_ENTRIES:
-        if keys & (group | {t.lower() for t in group_tickers}):
-            names |= group
-            tickers |= group_tickers
-    return names - keys, tickers
 
 
 def unknown_company_names(
@@ -254,10 +143,12 @@ def unknown_company_names(
     runs = _capitalised_runs(question, named)
     absent = _absent_from_store(conn, {w for *_, words in runs for w in words})
     found += [(start, end, name) for start, end, name, words in runs if absent & set(words)]
+    # "Block (formerly Square)": the old name is the same company, named once.
+    former = [(m.start(), m.end()) for m in _FORMER_NAME.finditer(question)]
     kept: list[tuple[int, int, str]] = []
     for start, end, name in found:
         key = alias_key(name)
-        overlaps = any(s < end and start < e for s, e, _ in kept)
+        overlaps = any(s < end and start < e for s, e, _ in kept) or _inside(start, former)
         if key and key not in held and not overlaps and key not in {alias_key(n) for *_, n in kept}:
             kept.append((start, end, name))
     return [name for *_, name in sorted(kept)]
@@ -270,9 +161,10 @@ def _inside(start: int, spans: Iterable[tuple[int, int]]) -> bool:
 def _worded_as_company(
     question: str, named: Sequence[tuple[int, int]]
 ) -> list[tuple[int, int, str]]:
-    """'Tesla's', 'Does Initech Inc.': a possessive or a legal suffix makes it a company."""
+    """'Tesla's', 'Does Initech Inc.', 'Block (formerly Square)': a possessive, a legal
+    suffix or a former name makes it a company."""
     out = []
-    for pattern in (_POSSESSIVE, _CORPORATE):
+    for pattern in (_POSSESSIVE, _CORPORATE, _RENAMED):
         for m in pattern.finditer(question):
             words = m.group(1).split()
             while words and words[0].lower().rstrip(".") in _FUNCTION:  # "Does Tesla's"
@@ -289,8 +181,8 @@ def _well_known(
     question: str, held: set[str], named: Sequence[tuple[int, int]]
 ) -> list[tuple[int, int, str]]:
     out = []
-    for name, pattern, keys, tickers in _WELL_KNOWN_ENTRIES:
-        if (keys | {t.lower() for t in tickers}) & held:
+    for name, pattern, keys in _WELL_KNOWN_ENTRIES:
+        if keys & held:
             continue
         for m in pattern.finditer(question):
             after = re.match(r"\s+([A-Z][\w&-]*)", question[m.end() :])
