@@ -11,6 +11,7 @@ from rich.table import Table
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state
 from finrag.db import open_store
+from finrag.db.companies import document_aliases
 from finrag.db.documents import get_document, list_documents, remove_document
 from finrag.errors import UsageError
 
@@ -62,19 +63,24 @@ def show(
     ref: Annotated[str, typer.Argument(help="Document id, path, or file name.")],
     as_json: JsonOption = False,
 ) -> None:
-    """One document: metadata and where each field came from, chunk counts."""
+    """One document: metadata and where each field came from, chunk counts, and the names
+    its company answers to in questions."""
     store = open_store(app_state(ctx).settings)
     try:
         with store.connect() as conn:
             doc = get_document(conn, ref)
+            aliases = document_aliases(conn, doc.id) if doc is not None else []
     finally:
         store.close()
     if doc is None:
         raise UsageError(f"no document {ref!r}", hint="see `finrag docs list`")
+    shown = {**doc.as_dict(), "company_aliases": aliases}
     if as_json:
-        print_json(doc.as_dict())
+        print_json(shown)
         return
-    for key, value in doc.as_dict().items():
+    for key, value in shown.items():
+        if key == "company_aliases":
+            value = ", ".join(value)
         out.print(f"{key:>16}: {value}", highlight=False)
 
 
