@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from typing import Annotated
 
 import typer
@@ -15,7 +16,9 @@ from finrag.config import Settings
 from finrag.db import open_store
 from finrag.db.connection import connect, ensure_pgvector, redact
 from finrag.db.embedded import EmbeddedServer, postgres_bin_path
+from finrag.embed import get_embedder
 from finrag.errors import DatabaseError, DatabaseUnavailable, ExitCode, UsageError
+from finrag.ingest.summaries import summarize_store
 
 app = typer.Typer(help="Manage the database.", no_args_is_help=True)
 
@@ -152,3 +155,33 @@ def reset(
     store = open_store(app_state(ctx).settings, reset=True)
     store.close()
     err.print(f"store reset; embedding model now {store.embedder.model_id}")
+
+
+@app.command("summarize")
+def summarize(
+    ctx: typer.Context,
+    missing: Annotated[
+        bool, typer.Option("--missing", help="Only documents that have no summaries yet.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Build the section and document summaries of the stored documents (ingest builds
+    them for the documents it stores; this is for a store ingested before)."""
+    settings = app_state(ctx).settings
+    started = time.perf_counter()
+    with open_store(settings) as store, store.connect() as conn:
+        written = summarize_store(
+            conn, get_embedder(settings.embed, settings.models_dir), missing_only=missing
+        )
+    data = {
+        "documents": len(written),
+        "summaries": sum(written.values()),
+        "elapsed_s": round(time.perf_counter() - started, 2),
+    }
+    if as_json:
+        print_json(data)
+    else:
+        err.print(
+            f"{data['summaries']} summaries for {data['documents']} documents "
+            f"in {data['elapsed_s']} s"
+        )

@@ -36,6 +36,7 @@ from finrag.ingest.prepare import (
     prepare,
     worker_init,
 )
+from finrag.ingest.summaries import build_summaries
 
 # Statuses a file can end in. "failed" is the only one that makes the run unsuccessful.
 INGESTED, REPLACED, UNCHANGED, STALE, DUPLICATE, FAILED, SKIPPED = (
@@ -298,6 +299,7 @@ def _store_one(
                 vectors=vectors,
             )
             result.facts = write_facts(conn, result.document_id, company_id, prepared.facts)
+            build_summaries(conn, result.document_id, embedder)  # from the chunks just stored
         result.timings["store"] = time.perf_counter() - t0
     except Exception as exc:  # the transaction rolled back: nothing of this file remains
         result.reason = f"could not store: {type(exc).__name__}: {exc}"
