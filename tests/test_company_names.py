@@ -63,6 +63,8 @@ def keys(name: str, ticker: str | None = None) -> set[str]:
         ("American Airlines Group Inc.", "AAL", {"americanairlines", "aal"}),
         ("Texas Instruments Incorporated", "TXN", {"texasinstruments", "txn"}),
         ("Home Depot, Inc.", "HD", {"homedepot", "hd"}),
+        # A cover read with a word split in two (NVIDIA's 10-Q in the dev set) gives no "NCO".
+        ("NVIDIA CORP ORATION", None, {"nvidiaoration"}),
         # A derived name that is another well-known issuer's stays that issuer's.
         ("Apple Hospitality REIT, Inc.", "APLE", {"applehospitalityreit", "aple"}),
     ],

@@ -84,6 +84,8 @@ def initialisms(name: str) -> list[str]:
     significant = [w for w in words if w.lower() not in _LINKING_WORDS]
     if len(significant) < 2 or not all(w[0].isalnum() for w in significant):
         return []
+    if any(_SUFFIXES.fullmatch(w.lower().strip(",.")) for w in significant):
+        return []  # a legal suffix inside the name: a garbled cover ("NVIDIA CORP ORATION")
     letters = [w[0].upper() for w in significant]
     out = []
     joined = any(w.lower() in ("&", "and") for w in words)
