@@ -19,11 +19,12 @@ from finrag.retrieve.filters import CompanyRef, QueryFilters, extract_query_filt
 from finrag.retrieve.hybrid import SearchResult, search
 from finrag.retrieve.query import analyze_question
 from finrag.retrieve.rerank import Reranker, get_reranker, rerank
+from finrag.retrieve.summaries import SUMMARY_POOL, fuse_summary_chunks
 
 if TYPE_CHECKING:
     from finrag.llm import LLM
 
-_PARTS = {"dense", "fts", "hybrid", "filters", "rerank"}
+_PARTS = {"dense", "fts", "hybrid", "filters", "rerank", "summaries"}
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class Variant:
     text: bool = True
     filters: bool = True
     rerank: bool = True
+    summaries: bool = False  # section summaries' chunks fused in (retrieve.summaries)
 
     @classmethod
     def parse(cls, name: str) -> Variant:
@@ -51,12 +53,18 @@ class Variant:
             text=parts[0] in {"fts", "hybrid"},
             filters="filters" in parts,
             rerank="rerank" in parts,
+            summaries="summaries" in parts,
         )
 
     @property
     def name(self) -> str:
         base = "hybrid" if self.dense and self.text else "dense" if self.dense else "fts"
-        return base + ("+filters" if self.filters else "") + ("+rerank" if self.rerank else "")
+        return (
+            base
+            + ("+filters" if self.filters else "")
+            + ("+rerank" if self.rerank else "")
+            + ("+summaries" if self.summaries else "")
+        )
 
 
 class Retriever:
@@ -125,6 +133,8 @@ class Retriever:
         timings["filters"] = _ms_since(t0)
         t0 = time.perf_counter()
         fetch = max(k, settings.rerank_candidates) if variant.rerank else k
+        if variant.summaries:  # a summarized section's chunk may rank past k among chunks
+            fetch = max(fetch, SUMMARY_POOL)
         result = search(
             conn,
             query,
@@ -139,6 +149,19 @@ class Retriever:
         )
         conn.rollback()
         timings["search"] = _ms_since(t0)
+        if variant.summaries:
+            t0 = time.perf_counter()
+            result.hits = fuse_summary_chunks(
+                conn,
+                result,
+                query,
+                vector,
+                settings,
+                full_text=variant.text,
+                with_flagged=with_flagged,
+            )
+            conn.rollback()
+            timings["summaries"] = _ms_since(t0)
         if variant.rerank and self.reranker is not None:
             t0 = time.perf_counter()
             try:
