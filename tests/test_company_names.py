@@ -278,6 +278,7 @@ def test_a_store_ingested_before_derivation_matches_on_the_fly(database_url: str
             "('Apple Hospitality REIT, Inc.', NULL, ARRAY['applehospitalityreit'])"
         )
         assert companies(conn, "J&J's revenue in 2023") == [JNJ]
+        assert lookup_company(conn, "AmEx")[1] == AXP, "--company, facts and kpi lookups too"
         assert companies(conn, "AXP card fees") == [AXP]
         assert companies(conn, "What was Apple's revenue?") == []
         found = extract_query_filters("What was Apple's revenue?", conn)

@@ -15,6 +15,7 @@ from finrag.errors import UsageError
 
 __all__ = [
     "alias_key",
+    "alias_owners",
     "aliases_of",
     "display_name",
     "document_aliases",
@@ -91,21 +92,33 @@ def _add_derived_aliases(conn: psycopg.Connection, company_id: int, names: list[
     )
 
 
+def alias_owners(conn: psycopg.Connection) -> dict[str, tuple[int, str, str | None]]:
+    """Each alias key the store's companies answer to, with its company (id, name, ticker):
+    stored aliases and tickers first, then the names derived from each company's name,
+    aliases and ticker (a store ingested before derivation has none stored). A derived
+    key two companies share names neither."""
+    rows = conn.execute("SELECT id, name, ticker, aliases FROM companies ORDER BY id").fetchall()
+    owners: dict[str, tuple[int, str, str | None]] = {}
+    derived: dict[str, set[tuple[int, str, str | None]]] = {}
+    for company_id, name, ticker, aliases in rows:
+        company = (company_id, name, ticker)
+        for key in [*aliases, *([ticker.lower()] if ticker else [])]:
+            owners.setdefault(key, company)
+        for alias in company_aliases([name, *aliases], ticker):
+            derived.setdefault(alias_key(alias), set()).add(company)
+    for key, companies in derived.items():
+        if key and key not in owners and len(companies) == 1:
+            owners[key] = next(iter(companies))
+    return owners
+
+
 def aliases_of(conn: psycopg.Connection, company_id: int) -> list[str]:
-    """A company's alias keys: those stored, and those derived from its name and ticker
-    that no other company holds (a store ingested before derivation has only the first)."""
-    rows = conn.execute("SELECT id, name, ticker, aliases FROM companies").fetchall()
-    others = {
-        key
-        for other_id, _, other_ticker, aliases in rows
-        if other_id != company_id
-        for key in (*aliases, *([other_ticker.lower()] if other_ticker else []))
-    }
-    for row_id, name, ticker, aliases in rows:
-        if row_id == company_id:
-            derived = {alias_key(a) for a in company_aliases([name], ticker)} - others
-            return sorted(set(aliases) | derived - {""})
-    return []
+    """A company's alias keys: those stored, and those derived that no other company holds."""
+    row = conn.execute("SELECT aliases FROM companies WHERE id = %s", (company_id,)).fetchone()
+    if row is None:
+        return []
+    derived = {key for key, owner in alias_owners(conn).items() if owner[0] == company_id}
+    return sorted(set(row[0]) | derived)
 
 
 def document_aliases(conn: psycopg.Connection, document_id: int) -> list[str]:
@@ -127,11 +140,12 @@ def lookup_company(conn: psycopg.Connection, text: str) -> tuple[int, str, str |
     key = alias_key(text)
     if not key:
         return None
-    return conn.execute(
+    found = conn.execute(
         "SELECT id, name, ticker FROM companies WHERE %s = ANY(aliases) OR lower(ticker) = %s "
         "ORDER BY id LIMIT 1",
         (key, text.strip().lower()),
     ).fetchone()
+    return found or alias_owners(conn).get(key)
 
 
 def require_company(conn: psycopg.Connection, text: str) -> tuple[int, str, str | None]:

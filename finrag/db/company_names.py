@@ -13,7 +13,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property, lru_cache
 from importlib import resources
 
 _SUFFIXES = re.compile(
@@ -128,7 +128,7 @@ class Issuer:
     tickers: tuple[str, ...] = ()
     everyday: tuple[str, ...] = ()
 
-    @property
+    @cached_property
     def keys(self) -> frozenset[str]:
         return frozenset(alias_key(n) for n in (*self.names, *self.tickers, *self.everyday))
 
@@ -173,6 +173,12 @@ def issuers_named(keys: Iterable[str]) -> list[Issuer]:
 
 
 def company_aliases(names: Sequence[str], ticker: str | None) -> list[str]:
+    """Every name a company goes by (see :func:`_company_aliases`)."""
+    return list(_company_aliases(tuple(names), ticker))
+
+
+@lru_cache(maxsize=4096)  # asked for every stored company at every question
+def _company_aliases(names: tuple[str, ...], ticker: str | None) -> tuple[str, ...]:
     """Every name a company goes by, from its own names (registrant, file name, former
     names) and ticker: those, each without its legal suffixes, its initialisms and
     distinctive first word, and its entry in the nickname table. A derived form that is
@@ -194,7 +200,7 @@ def company_aliases(names: Sequence[str], ticker: str | None) -> list[str]:
     for alias in found:
         if key := alias_key(alias):
             unique.setdefault(key, alias)
-    return list(unique.values())
+    return tuple(unique.values())
 
 
 # A name as filings print it: capitalised words, with '&', 'of', 'and' between them and

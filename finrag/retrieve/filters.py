@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from finrag.db.company_names import alias_key, company_aliases, needs_capital
+from finrag.db.companies import alias_owners
+from finrag.db.company_names import alias_key, needs_capital
 from finrag.retrieve.unknown_names import is_vocabulary, unknown_company_names
 
 _MAX_NGRAM = 5
@@ -170,23 +171,8 @@ def _find_companies(
 
 
 def company_keys(conn: psycopg.Connection) -> dict[str, CompanyRef]:
-    """Each alias key the store's companies answer to: their stored aliases and tickers
-    first, then the names derived from their name and ticker (company_aliases; a store
-    ingested before derivation has none stored). A derived key two companies share names
-    neither."""
-    rows = conn.execute("SELECT id, name, ticker, aliases FROM companies ORDER BY id").fetchall()
-    keys: dict[str, CompanyRef] = {}
-    derived: dict[str, set[CompanyRef]] = {}
-    for company_id, name, ticker, aliases in rows:
-        ref = CompanyRef(company_id, name, ticker)
-        for key in [*aliases, *([ticker.lower()] if ticker else [])]:
-            keys.setdefault(key, ref)
-        for alias in company_aliases([name, *aliases], ticker):
-            derived.setdefault(alias_key(alias), set()).add(ref)
-    for key, refs in derived.items():
-        if key not in keys and len(refs) == 1:
-            keys[key] = next(iter(refs))
-    return keys
+    """Each alias key the store's companies answer to (finrag.db.companies.alias_owners)."""
+    return {key: CompanyRef(*owner) for key, owner in alias_owners(conn).items()}
 
 
 def _possessive_s(question: str, token: tuple[str, int, int]) -> bool:
