@@ -1,8 +1,9 @@
 """`finrag ask` as a library call: retrieve, extract facts, calculate, answer, check.
 
 1. Retrieve (hybrid search with filters) the chunks for the question. A question about a
-   company the store does not hold, or one whose best chunk is not relevant, is refused
-   here, naming what the store holds, without calling the model. The company filter is
+   company the store does not hold, about years no filing of the named company covers
+   (finrag.answer.coverage), or one whose best chunk is not relevant, is refused here,
+   naming what the store holds, without calling the model. The company filter is
    never dropped to find something; chunks flagged at ingest as instruction-like text
    are left out unless answer.include_flagged is set.
 2. Extract: the model reads the labelled chunks and returns facts (source + quote) and
@@ -21,6 +22,7 @@ from dataclasses import asdict
 from typing import Any
 
 from finrag.answer.citations import attach_citations, check_numbers, map_citations
+from finrag.answer.coverage import held_filings, unheld_period, unheld_period_message
 from finrag.answer.extraction import (
     Extraction,
     calculations_for_prompt,
@@ -135,6 +137,8 @@ class Asker:
         refusal = self._refusal(found, coverage)
         if refusal and refusal[0] == "unknown-company":
             return _refused(answer, refusal, started)
+        if unheld := self._unheld_period(found, coverage):
+            return _refused(answer, ("unheld-period", unheld), started)
         route = self._route(question, found, answer.retrieval)
         if route.name == "facts":
             return self._facts_answer(route, answer.retrieval, started)
@@ -290,6 +294,17 @@ class Asker:
                 answer.flags.append(problem)
         answer.timings["total"] = _since(started)
         return answer
+
+    def _unheld_period(self, found: SearchResult, coverage) -> str | None:
+        """The refusal when no filing of the named companies covers the years asked."""
+        filters = found.filters
+        if not (filters.companies and filters.years):
+            return None
+        with self.store.connect() as conn:
+            filings = held_filings(conn, [c.id for c in filters.companies])
+            conn.rollback()
+        companies = unheld_period(filters, filings)
+        return unheld_period_message(companies, filters, coverage) if companies else None
 
     def _refusal(self, found: SearchResult, coverage) -> tuple[str, str] | None:
         unknown = found.filters.unknown_companies
