@@ -213,6 +213,7 @@ def conn(database_url: str):
         resolve_company(connection, ["United Parcel Service, Inc."], "UPS")
         resolve_company(connection, ["Apple Inc."], "AAPL")
         resolve_company(connection, ["Meta Platforms, Inc."], "META")
+        resolve_company(connection, ["Citigroup Inc."], "C")
         connection.commit()
         yield connection
     store.close()
@@ -249,6 +250,7 @@ JNJ, PG, AXP = "Johnson & Johnson", "The Procter & Gamble Company", "American Ex
         ("Explain the ups and downs of margins", []),
         ("What is the meta point of this block of shares?", []),
         ("What does the square footage of stores look like?", []),
+        ("What are the Series C preferred dividends?", []),  # Citigroup's ticker is C
     ],
 )
 def test_questions_name_companies_as_people_write_them(conn, question: str, expected) -> None:
@@ -295,6 +297,11 @@ def test_a_store_ingested_before_derivation_matches_on_the_fly(database_url: str
         ("How did BofA's deposits change?", ["Bank of America"]),
         ("What was Walmart (formerly Wal-Mart Stores) revenue?", ["Walmart"]),
         ("What did Hooli (formerly Pied Piper) report?", ["Hooli"]),
+        ("What was HP's revenue?", ["HP"]),
+        # Short names and everyday words of the table, written as words.
+        ("What was the gm in 2023?", []),
+        ("How much hp does the engine have?", []),
+        ("What is a block of shares worth?", []),
     ],
 )
 def test_names_the_store_lacks_are_reported(conn, question: str, unknown) -> None:

@@ -185,6 +185,8 @@ def _named(text: str, by_alias: dict[str, CompanyRef]) -> CompanyRef | None:
     if re.search(r"[^\w\s&'’.\-]", text):
         return None  # punctuation between the words: "Apple, Alphabet" is two names
     key = alias_key(re.sub(r"['’]s?$", "", text))
+    if len(key) < 2:
+        return None  # "Series C", "Class A": a one-letter ticker is no name in a sentence
     ref = by_alias.get(key)
     if ref is None or (needs_capital(key) and not re.search(r"[A-Z]", text)):
         return None

@@ -111,14 +111,17 @@ _FORMER_NAME = re.compile(r"\(\s*(?i:formerly|f/k/a|fka)\b[^)]*\)?")
 
 
 def _well_known_entries() -> list[tuple[str, re.Pattern[str], frozenset[str]]]:
-    """(display name, pattern finding it in any case, its keys) for each issuer of the
+    """(display name, pattern finding it, its keys) for each issuer of the
     nickname table (finrag/db/company_nicknames.toml). Its everyday words (Target, Block,
     COST) are left to the capitalised-run rule, which asks the store; so are tickers under
     3 letters ("MA", "GE": too often words)."""
     entries = []
     for issuer in issuers():
         alternatives = [
-            r"(?i:" + r"\s+".join(map(re.escape, name.split())) + r")" for name in issuer.names
+            f"{re.escape(name)}|{re.escape(name.upper())}"  # "AmEx", "AMEX"; "hp" is horsepower
+            if len(alias_key(name)) <= 4
+            else r"(?i:" + r"\s+".join(map(re.escape, name.split())) + r")"
+            for name in issuer.names
         ] + [re.escape(t) for t in issuer.tickers if len(t) >= 3]
         pattern = re.compile(r"(?<![\w&'-])(?:" + "|".join(alternatives) + r")(?![\w&-])")
         entries.append((issuer.names[0], pattern, issuer.keys))
