@@ -302,6 +302,8 @@ def test_a_store_ingested_before_derivation_matches_on_the_fly(database_url: str
         ("What was the gm in 2023?", []),
         ("How much hp does the engine have?", []),
         ("What is a block of shares worth?", []),
+        ("What is the target leverage ratio?", []),
+        ("What was Target Corporation's revenue?", ["Target Corporation"]),
     ],
 )
 def test_names_the_store_lacks_are_reported(conn, question: str, unknown) -> None:
