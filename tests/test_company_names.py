@@ -269,6 +269,29 @@ def test_derived_aliases_are_stored_and_never_taken_from_another_company(conn) -
     assert lookup_company(conn, "J&J")[0] == jnj[0]
 
 
+def test_a_product_after_a_name_is_the_company_s_when_its_filings_say_it(
+    database_url: str,
+) -> None:
+    """'BMS Eliquis' is Bristol-Myers Squibb's product; 'Apple Hospitality' is no Apple
+    product: the words after a name are looked up in that company's own filings."""
+    from finrag.embed import get_embedder
+    from tests.corpus import add_document
+
+    settings = load_settings(database_url=SecretStr(database_url))
+    with open_store(settings) as store, store.connect() as conn:
+        embedder = get_embedder(settings.embed)
+        for name, company, text in [
+            ("BMY_2023_10K.pdf", "BRISTOL-MYERS SQUIBB COMPANY", "Eliquis revenues grew 4%."),
+            ("AAPL_2023_10K.pdf", "Apple Inc.", "iPhone net sales fell 2%."),
+        ]:
+            add_document(conn, embedder, name, [text], company=company, year=2023)
+        assert companies(conn, "How did BMS Eliquis sales change?") == [
+            "Bristol-Myers Squibb Company"
+        ]
+        assert companies(conn, "What did Apple Hospitality REIT pay?") == []
+        assert companies(conn, "What did Apple iPhone sales do?") == ["Apple Inc."]
+
+
 def test_a_store_ingested_before_derivation_matches_on_the_fly(database_url: str) -> None:
     """Rows as the previous code stored them: registrant and file-name keys only."""
     store = open_store(load_settings(database_url=SecretStr(database_url)))

@@ -26,10 +26,13 @@ __all__ = [
 
 
 def display_name(name: str) -> str:
-    """Registrant names come in capitals ('3M COMPANY'): show them in title case."""
+    """Registrant names come in capitals ('3M COMPANY', 'BRISTOL-MYERS SQUIBB'): show them
+    in title case."""
     if name.isupper() and len(name) > 5:
         return " ".join(
-            w if re.fullmatch(r"[A-Z0-9&.]{1,3}\.?", w) and len(w) <= 2 else w.capitalize()
+            w
+            if re.fullmatch(r"[A-Z0-9&.]{1,3}\.?", w) and len(w) <= 2
+            else "-".join(part.capitalize() for part in w.split("-"))
             for w in name.split()
         )
     return name

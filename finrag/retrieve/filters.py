@@ -154,7 +154,7 @@ def _find_companies(
             ref = _named(text, by_alias)
             if ref is None and n == 1 and text.isupper():
                 ref = _by_prefix(text, by_alias)
-            if ref is not None and not _continues_another_name(question, tokens, i + n):
+            if ref is not None and not _continues_another_name(question, tokens, i + n, conn, ref):
                 hit = (ref, n, text)
                 break
         if hit:
@@ -203,16 +203,35 @@ def _by_prefix(word: str, by_alias: dict[str, CompanyRef]) -> CompanyRef | None:
     return next(iter(found.values())) if len(found) == 1 else None
 
 
-def _continues_another_name(question: str, tokens: list[tuple[str, int, int]], index: int) -> bool:
+def _continues_another_name(
+    question: str,
+    tokens: list[tuple[str, int, int]],
+    index: int,
+    conn: psycopg.Connection,
+    ref: CompanyRef,
+) -> bool:
     """'Apple Hospitality REIT': a capitalised word right after the match makes it part
     of a longer proper name, so the shorter alias does not apply — unless punctuation
-    stands between them ('... for 3M? If ...') or the word is a metric, period or place
-    ('Best Buy Domestic Revenue')."""
+    stands between them ('... for 3M? If ...'), the word is a metric, period or place
+    ('Best Buy Domestic Revenue'), or the company's own filings use it: a product or
+    segment ('BMS Eliquis', 'GE Aerospace', 'Pepsi Frito-Lay')."""
     if index >= len(tokens):
         return False
     word, start, _ = tokens[index]
     if question[tokens[index - 1][2] : start].strip():
         return False
+    return (
+        _looks_like_a_name_word(word)
+        and conn.execute(
+            "SELECT 1 FROM chunks k JOIN documents d ON d.id = k.document_id "
+            "WHERE d.company_id = %s AND k.tsv @@ plainto_tsquery('english', %s) LIMIT 1",
+            (ref.id, word),
+        ).fetchone()
+        is None
+    )
+
+
+def _looks_like_a_name_word(word: str) -> bool:
     return (
         word[:1].isupper()
         and word[1:].islower()
