@@ -22,7 +22,7 @@ from finrag.db.company_names import (
     needs_capital,
     parse_issuers,
 )
-from finrag.ingest.metadata import resolve_metadata
+from finrag.ingest.metadata import from_content, resolve_metadata
 from finrag.ingest.parse import Page, ParsedDocument
 from finrag.retrieve.filters import extract_query_filters
 from tests.conftest import run_finrag
@@ -197,6 +197,40 @@ def test_metadata_adds_former_names_to_the_company_aliases(tmp_path) -> None:
     assert meta.company == "BLOCK, INC."
     assert meta.former_names == ["Square, Inc."]
     assert meta.company_aliases == ["BLOCK, INC.", "Square, Inc."]
+
+
+# Securities tables from the dev filings' PDF covers, as PyMuPDF reads them.
+@pytest.mark.parametrize(
+    ("cover", "ticker"),
+    [
+        (  # 3M 2022 10-K: a Markdown table, the symbol in its own column
+            "|Title of each class|Trading Symbol(s)|Name of each exchange on which registered|\n"
+            "|---|---|---|\n|Common Stock, Par Value $.01 Per Share|MMM|New York Stock Exchange|\n"
+            "||MMM|Chicago Stock Exchange, Inc.|\n"
+            "|0.950% Notes due 2023|MMM23|New York Stock Exchange|",
+            "MMM",
+        ),
+        (  # PepsiCo 2022 10-K: "Trading Symbols"
+            "|Title of each class|Trading Symbols|Name of each exchange on which registered|\n"
+            "|---|---|---|\n|Common Stock, par value 1-2/3 cents per share|PEP|The Nasdaq Stock "
+            "Market LLC|\n|0.250% Senior Notes Due 2024|PEP24|The Nasdaq Stock Market LLC|",
+            "PEP",
+        ),
+        (  # Corning 2022 10-K: the table read as one line of text
+            "Title of each class Trading Symbol(s) Name of each exchange on which registered "
+            "Common Stock, $0.50 par value per share GLW New York Stock Exchange (NYSE) \n",
+            "GLW",
+        ),
+        (  # Adobe 2022 10-K: the same, in title case
+            "Title of Each Class Trading Symbol Name of Each Exchange on Which Registered Common "
+            "Stock, $0.0001 par value per share ADBE NASDAQ \n",
+            "ADBE",
+        ),
+    ],
+)
+def test_the_ticker_from_a_pdf_cover_s_securities_table(cover: str, ticker: str) -> None:
+    text = "Securities registered pursuant to Section 12(b) of the Act: \n\n" + cover
+    assert from_content(ParsedDocument([Page(1, text)], "pymupdf"))["ticker"] == ticker
 
 
 @pytest.fixture

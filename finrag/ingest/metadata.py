@@ -77,6 +77,16 @@ _REGISTRANT_LOOKBACK = 1_000
 
 
 _COVER_TICKER = re.compile(r"Trading\s+Symbol(?:\(s\))?\s+([A-Z]{1,5}(?:\.[A-Z])?)\b(?![a-z])")
+# The securities table of a PDF cover: "Trading Symbol(s)" heads a column whose first row
+# holds the common stock's symbol (3M, PepsiCo, AmEx, Costco); read as plain text
+# (Corning), the symbol stands right before the exchange's name.
+_SYMBOL_HEADER = re.compile(r"Trading\s+Symbols?(?:\(s\))?", re.I)
+_SYMBOL = re.compile(r"[A-Z]{1,5}(?:\.[A-Z])?")
+_SYMBOL_BEFORE_EXCHANGE = re.compile(
+    r"(?i:Trading\s+Symbols?(?:\(s\))?\s+Name\s+of\s+each\s+exchange\s+on\s+which\s+registered)\s+"
+    r"[^\n]{0,200}?\b([A-Z]{1,5}(?:\.[A-Z])?)\s+(?:The\s+)?(?:New\s+York\s+Stock\s+Exchange|"
+    r"Nasdaq|NASDAQ|NYSE)"
+)
 _COVER_NAME_LINE = re.compile(r"^[A-Z0-9][A-Z0-9&.,'’\- ]{1,80}$")
 _LEGAL_SUFFIX = re.compile(
     r"\b(COMPANY|INC|INCORPORATED|CORP|CORPORATION|CO|LTD|LIMITED|PLC|GROUP|HOLDINGS|N\.V|"
@@ -177,8 +187,8 @@ def from_declared(declared: dict[str, str]) -> dict[str, object]:
 
 def from_content(parsed: ParsedDocument) -> dict[str, object]:
     """What the cover page says, in words (PDFs have no machine-readable facts)."""
-    cover = "\n".join(p.markdown for p in parsed.pages[:2])[:_COVER_MAX_CHARS]
-    cover = re.sub(r"[#*|]", " ", cover)
+    raw = "\n".join(p.markdown for p in parsed.pages[:2])[:_COVER_MAX_CHARS]
+    cover = re.sub(r"[#*|]", " ", raw)
     out: dict[str, object] = {}
     if m := _COVER_FORM.search(cover):
         out["form_type"] = _form(m[1])
@@ -193,8 +203,8 @@ def from_content(parsed: ParsedDocument) -> dict[str, object]:
         name = re.sub(r"\s+", " ", m[1]).strip(" ,:")
         if 1 < len(name) < 100 and not re.search(r"commission file|\d{3}-\d{5}", name, re.I):
             out["company"] = name
-    if m := _COVER_TICKER.search(cover):
-        out["ticker"] = m[1]
+    if ticker := _cover_ticker(raw, cover):
+        out["ticker"] = ticker
     if "company" not in out:
         # Covers without the "(Exact name of registrant...)" caption: the first line in
         # capitals that carries a legal suffix, e.g. "3M COMPANY", "PFIZER INC."
@@ -204,6 +214,27 @@ def from_content(parsed: ParsedDocument) -> dict[str, object]:
                 out["company"] = re.sub(r"\s+", " ", candidate).strip(" ,:")
                 break
     return out
+
+
+def _cover_ticker(raw: str, cover: str) -> str | None:
+    """The common stock's trading symbol on the cover (``raw``: its Markdown, ``cover``:
+    the same without table and heading marks)."""
+    if m := _COVER_TICKER.search(cover):
+        return m[1]
+    lines = raw.splitlines()
+    for i, line in enumerate(lines):
+        if not (line.lstrip().startswith("|") and _SYMBOL_HEADER.search(line)):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        column = next(j for j, c in enumerate(cells) if _SYMBOL_HEADER.search(c))
+        for row in lines[i + 1 : i + 6]:
+            values = [c.strip() for c in row.strip().strip("|").split("|")]
+            if column < len(values) and _SYMBOL.fullmatch(values[column]):
+                return values[column]
+        break
+    if m := _SYMBOL_BEFORE_EXCHANGE.search(cover):
+        return m[1]
+    return None
 
 
 _NAME_ORDER = ("override", "declared", "content", "path")
