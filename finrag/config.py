@@ -150,6 +150,18 @@ class RetrieveSettings(BaseModel):
         "add up to this (the rarest always matches); the other terms only score. Bounds the "
         "full-text work unless even the rarest term is in many chunks.",
     )
+    text_first_stage: Literal["bounded", "scan"] = Field(
+        "bounded",
+        description="When even the rarest term is in more chunks than the budget: bounded "
+        "scores text_bounded_rows rows, those holding the most of the rarer terms first; "
+        "scan scores every row holding the rarest term (exact, slow at a million chunks).",
+    )
+    text_bounded_rows: int = Field(
+        1_000,
+        ge=1,
+        description="Rows the bounded full-text first stage scores (latency vs agreement "
+        "with the scan: eval/bench/search.py --bounded-rows).",
+    )
     ef_search: int = Field(
         100, ge=1, le=1000, description="HNSW search breadth (hnsw.ef_search): recall vs speed."
     )

@@ -1,6 +1,8 @@
 """Search latency and HNSW recall at scale, on synthetic filings in a real embedded store.
 
     python eval/bench/search.py [--sizes 100000,1000000] [--queries 200] [--out FILE]
+        [--home DIR] [--first-stage scan,bounded] [--bounded-rows 500,1000,2000]
+        [--ef-search 100,200,400] [--hnsw-builds 24:100,32:128]
 
 Fills an empty FINRAG_HOME through finrag's own write path (companies, documents,
 chunks with their generated tsvector and lexeme counts) with synthetic chunks: 20
@@ -16,6 +18,13 @@ functions, k=10, default settings, the full-text half on the analyzed question a
 product runs it; embedding the question is not in the clock and is reported once), and
 HNSW recall@10 against exact search, unfiltered and filtered, and a sweep of hnsw.ef_search
 (unfiltered recall and dense latency for each).
+
+Each full-text first stage (retrieve.text_first_stage, and for the bounded one each
+--bounded-rows) is timed in the three modes that use full text; its quality is its full-text
+top 10's agreement with the first stage listed (by score, so ties agree) and precision@10
+against the synthetic answer (a chunk of the question's company and year naming its metric).
+--hnsw-builds rebuilds the HNSW index with other m / ef_construction after the rest (build
+time, size, the ef_search sweep again). --home keeps the store, so a later run reuses its rows.
 """
 
 from __future__ import annotations
@@ -153,7 +162,7 @@ class TextMaker:
     def chunk(self, company: str, year: int) -> str:
         return " ".join(self.sentence(company, year) for _ in range(self.rng.randint(3, 7)))
 
-    def question(self) -> tuple[str, str, int]:
+    def question(self) -> tuple[str, str, int, str]:
         r = self.rng
         company, year, metric = r.choice(COMPANIES), r.choice(YEARS), r.choice(METRICS)
         template = r.choice(
@@ -164,7 +173,7 @@ class TextMaker:
                 "How much {m} did {c} report for {y}?",
             ]
         )
-        return template.format(c=company, m=metric, y=year), company, year
+        return template.format(c=company, m=metric, y=year), company, year, metric
 
 
 def vectors_around(pool: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -194,13 +203,42 @@ def main() -> None:
         default="100,200,400",
         help="hnsw.ef_search values for the recall/latency sweep (the default setting first)",
     )
+    parser.add_argument(
+        "--first-stage",
+        default="scan,bounded",
+        help="full-text first stages to time (retrieve.text_first_stage), the reference first",
+    )
+    parser.add_argument(
+        "--bounded-rows",
+        default="",
+        help="retrieve.text_bounded_rows values to sweep for the bounded stage (default: the "
+        "setting)",
+    )
+    parser.add_argument(
+        "--hnsw-builds",
+        default="",
+        help="extra HNSW builds m:ef_construction (e.g. 24:100,32:128), each timed, sized and "
+        "swept over --ef-search after the other measurements",
+    )
+    parser.add_argument(
+        "--warmup", type=int, default=0, help="questions run before timing a mode (0: all)"
+    )
     parser.add_argument("--out", type=Path, help="also write the JSON report here")
+    parser.add_argument(
+        "--home",
+        type=Path,
+        help="keep the store here and reuse the rows it already holds (default: a temporary one)",
+    )
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
 
-    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
-        os.environ["FINRAG_HOME"] = str(Path(tmp) / "home")
+    if args.home:
+        os.environ["FINRAG_HOME"] = str(args.home)
         report = run(sizes, args)
+    else:
+        with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
+            os.environ["FINRAG_HOME"] = str(Path(tmp) / "home")
+            report = run(sizes, args)
     report["machine"] = {
         "platform": platform.platform(),
         "processor": platform.machine(),
@@ -231,29 +269,45 @@ def run(sizes: list[int], args) -> dict:
     pool = embedder.embed(pool_texts)
     questions = [maker.question() for _ in range(args.queries)]
     t1 = time.perf_counter()
-    qvecs = embedder.embed([q for q, _, _ in questions])
+    qvecs = embedder.embed([q for q, *_ in questions])
     embed_ms = (time.perf_counter() - t1) * 1000 / len(questions)
     report: dict = {
         "pool_embed_s": round(time.perf_counter() - t0, 1),
         "question_embed_ms_mean": round(embed_ms, 2),
         "sizes": [],
     }
-    loaded = 0
     try:
         with store.connect() as conn:
-            indexes = drop_indexes(conn)
+            loaded = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
             for size in sizes:
-                t0 = time.perf_counter()
-                load(conn, maker, rng, pool, loaded, size)
-                load_s = time.perf_counter() - t0
-                loaded = size
-                build = rebuild_indexes(conn, indexes)
-                entry = {"rows": size, "load_s": round(load_s, 1), **build}
-                entry |= measure(conn, settings, questions, qvecs, args.recall_queries, ef_values)
+                entry: dict = {"rows": max(size, loaded)}
+                if size > loaded:
+                    indexes = drop_indexes(conn)
+                    t0 = time.perf_counter()
+                    load(conn, maker, rng, pool, loaded, size)
+                    entry["load_s"] = round(time.perf_counter() - t0, 1)
+                    loaded = size
+                    entry |= rebuild_indexes(conn, indexes)
+                entry |= measure(conn, settings, questions, qvecs, args)
+                entry |= recall(
+                    conn,
+                    questions[: args.recall_queries],
+                    qvecs[: args.recall_queries],
+                    settings.retrieve,
+                    ef_values,
+                )
+                for spec in filter(None, args.hnsw_builds.split(",")):
+                    m, ef_construction = (int(x) for x in spec.split(":"))
+                    build = rebuild_hnsw(conn, m, ef_construction)
+                    entry.setdefault("hnsw_builds", {})[spec] = build | recall(
+                        conn,
+                        questions[: args.recall_queries],
+                        qvecs[: args.recall_queries],
+                        settings.retrieve,
+                        ef_values,
+                    )
                 report["sizes"].append(entry)
                 print(json.dumps(entry), file=sys.stderr, flush=True)
-                if size != sizes[-1]:
-                    drop_indexes(conn)
     finally:
         store.close()
     return report
@@ -342,40 +396,114 @@ def load(conn, maker: TextMaker, rng, pool: np.ndarray, start: int, end: int) ->
             )
 
 
-def measure(conn, settings, questions, qvecs, recall_queries: int, ef_values: list[int]) -> dict:
+def measure(conn, settings, questions, qvecs, args) -> dict:
+    """Latency of each mode and full-text first stage; the quality of each first stage as
+    agreement with the first one's full-text top 10 (by score: ties count as agreeing) and
+    as precision@10, a hit being a chunk of the question's company and year naming its
+    metric."""
     from finrag.retrieve.filters import extract_query_filters
     from finrag.retrieve.hybrid import TextQuery, hybrid_search, search, text_query
     from finrag.retrieve.query import analyze_question
 
-    cfg = settings.retrieve
+    texts = [text_query(analyze_question(q).search_text) for q, *_ in questions]
+    filters = [extract_query_filters(q, conn) for q, *_ in questions]
+    searched = [analyze_question(q).search_text for q, *_ in questions]
+    warm = args.warmup or len(questions)
 
-    def analyzed(q: str) -> str:  # what the product searches with (question analysis on)
-        return analyze_question(q).search_text
-
-    modes = {
-        "dense": lambda q, v: hybrid_search(conn, TextQuery(""), v, None, cfg, k=10),
-        "fts": lambda q, v: hybrid_search(conn, text_query(analyzed(q)), None, None, cfg, k=10),
-        "hybrid": lambda q, v: hybrid_search(conn, text_query(analyzed(q)), v, None, cfg, k=10),
-        "hybrid+company+year": lambda q, v: search(
-            conn, analyzed(q), v, extract_query_filters(q, conn), cfg, k=10
-        ),
-    }
-    out: dict = {}
-    for name, fn in modes.items():
-        for (q, _, _), v in zip(questions, qvecs, strict=True):  # warm the caches
-            fn(q, v)
+    def timed(fn) -> tuple[dict, list]:
+        for i in range(warm):  # warm the caches
+            fn(i)
             conn.rollback()
-        samples = []
-        returned = []
-        for (q, _, _), v in zip(questions, qvecs, strict=True):
+        samples, results = [], []
+        for i in range(len(questions)):
             t0 = time.perf_counter()
-            hits = fn(q, v)
+            hits = fn(i)
             samples.append((time.perf_counter() - t0) * 1000)
-            returned.append(len(hits.hits) if hasattr(hits, "hits") else len(hits))
+            results.append(hits.hits if hasattr(hits, "hits") else hits)
             conn.rollback()
-        out[name] = percentiles(samples) | {"mean_rows": round(statistics.mean(returned), 2)}
-    out |= recall(conn, questions[:recall_queries], qvecs[:recall_queries], cfg, ef_values)
+        rows = statistics.mean(len(r) for r in results)
+        return percentiles(samples) | {"mean_rows": round(rows, 2)}, results
+
+    def precision(results) -> float:
+        return round(
+            statistics.mean(
+                sum(map(hit, r, [q] * len(r))) / 10 for r, q in zip(results, questions, strict=True)
+            ),
+            4,
+        )
+
+    cfg = settings.retrieve
+    out: dict = {
+        "hnsw_index": conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexdef ~ 'USING hnsw'"
+        ).fetchone()[0]
+    }
+    out["dense"], _ = timed(lambda i: hybrid_search(conn, TextQuery(""), qvecs[i], None, cfg, k=10))
+    reference = None
+    for stage in args.first_stage.split(","):
+        rows = [int(r) for r in args.bounded_rows.split(",") if r] if stage == "bounded" else []
+        for variant in rows or [None]:
+            update = {"text_first_stage": stage} | (
+                {"text_bounded_rows": variant} if variant else {}
+            )
+            c = cfg.model_copy(update=update)
+            name = stage if variant is None else f"{stage}:{variant}"
+            entry: dict = {}
+            entry["fts"], text_hits = timed(
+                lambda i, c=c: hybrid_search(conn, texts[i], None, None, c, k=10)
+            )
+            entry["hybrid"], hybrid_hits = timed(
+                lambda i, c=c: hybrid_search(conn, texts[i], qvecs[i], None, c, k=10)
+            )
+            entry["hybrid+company+year"], filtered_hits = timed(
+                lambda i, c=c: search(conn, searched[i], qvecs[i], filters[i], c, k=10)
+            )
+            entry["fts_precision@10"] = precision(text_hits)
+            entry["hybrid_precision@10"] = precision(hybrid_hits)
+            entry["filtered_precision@10"] = precision(filtered_hits)
+            if reference is None:
+                reference = text_hits
+            else:
+                entry["fts_agreement@10"] = agreement(text_hits, reference)
+            out[name] = entry
+            print(json.dumps({name: entry}), file=sys.stderr, flush=True)
     return out
+
+
+def hit(h, question) -> bool:
+    _, company, year, metric = question
+    return h.company == company and h.fiscal_year == year and metric in h.content.lower()
+
+
+def agreement(found, reference, k: int = 10) -> float:
+    """Share of the top k whose full-text score reaches the reference's k-th score."""
+    shares = []
+    for mine, theirs in zip(found, reference, strict=True):
+        if not theirs:
+            shares.append(1.0)
+            continue
+        bar = theirs[min(k, len(theirs)) - 1].text_score - 1e-9
+        shares.append(sum(h.text_score >= bar for h in mine[:k]) / min(k, len(theirs)))
+    return round(statistics.mean(shares), 4)
+
+
+def rebuild_hnsw(conn, m: int, ef_construction: int) -> dict:
+    from finrag.db.embedding_space import HNSW_INDEX
+
+    conn.execute(f"DROP INDEX finrag.{HNSW_INDEX}")
+    conn.execute("SET maintenance_work_mem = '4GB'")
+    conn.execute("SET max_parallel_maintenance_workers = 1")
+    t0 = time.perf_counter()
+    conn.execute(
+        f"CREATE INDEX {HNSW_INDEX} ON chunks USING hnsw (embedding vector_cosine_ops) "
+        f"WITH (m = {m}, ef_construction = {ef_construction})"
+    )
+    conn.commit()
+    size = conn.execute("SELECT pg_relation_size(%s)", (f"finrag.{HNSW_INDEX}",)).fetchone()[0]
+    return {
+        "hnsw_build_s": round(time.perf_counter() - t0, 1),
+        "hnsw_size_mb": round(size / 2**20, 1),
+    }
 
 
 def recall(conn, questions, qvecs, cfg, ef_values: list[int]) -> dict:
@@ -389,7 +517,7 @@ def recall(conn, questions, qvecs, cfg, ef_values: list[int]) -> dict:
         return {h.chunk_id for h in hits}
 
     filtered, unfiltered, exact_unfiltered = [], [], []
-    for (_, company, year), v in zip(questions, qvecs, strict=True):
+    for (_, company, year, _), v in zip(questions, qvecs, strict=True):
         docs = [
             r[0]
             for r in conn.execute(

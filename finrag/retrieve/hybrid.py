@@ -15,6 +15,13 @@ saturating with k1. ts_rank_cd alone has no IDF, so a question's filler words ("
 "details") weighed as much as its subject ("expenditure"). Terms found in more than
 ``text_common_share`` of all chunks are left out: they carry almost no weight and would
 make the index return most of the table.
+
+Postgres has no ranked full-text index: every row the match returns is scored. When even
+the rarest term is in more chunks than ``text_match_budget`` (a company's name at a
+million chunks), the bounded first stage (``text_first_stage``) scores only
+``text_bounded_rows`` of them, read through the GIN index level by level: first the rows
+holding all the kept terms, then those missing the most common one, and so on
+(eval/RESULTS.md: its latency and its agreement with the scan).
 """
 
 from __future__ import annotations
@@ -193,31 +200,59 @@ terms AS (
     WHERE s.chunks > 0
 ),
 kept AS (  -- common terms out, but never all of them: the rarest stays
-    SELECT lexeme, idf, quote_literal(lexeme)::tsquery AS q,
+    SELECT lexeme, idf, df, rarity, quote_literal(lexeme)::tsquery AS q,
            -- Rows are matched by the rarest terms only, while their chunk counts add up to
-           -- the budget. Every kept term still scores the matched rows. The rarest always
-           -- matches, so a question of common words still scores every row holding it
-           -- (eval/RESULTS.md: the cost at 1M chunks).
+           -- the budget. Every kept term still scores the matched rows.
            coalesce(sum(df) OVER (ORDER BY df, lexeme ROWS BETWEEN UNBOUNDED PRECEDING
                                   AND 1 PRECEDING), 0) < %(budget)s AS matches
     FROM terms
     WHERE df <= %(common)s * total OR rarity = 1
 ),
+bounded AS (  -- even the rarest term is in more chunks than the budget: too many to score
+    SELECT %(bounded)s AND min(df) > %(budget)s AS active FROM kept
+),
+levels AS (
+    -- The rows holding the rarest term, in disjoint levels: level j holds the j rarest
+    -- kept terms but not the next one. A row with more of the question's rarer terms is
+    -- reached first; all of them together are the rows the scan would score.
+    SELECT j, (SELECT string_agg(quote_literal(lexeme), ' & ' ORDER BY rarity)
+               FROM kept WHERE rarity <= j)
+              || coalesce((SELECT ' & !' || quote_literal(lexeme) FROM kept
+                           WHERE rarity = j + 1), '') AS q
+    FROM generate_series((SELECT count(*) FROM kept)::int, 1, -1) AS j
+),
+matched AS (
+    SELECT c.id, c.tsv  -- the scan: every row holding a matching term
+    FROM chunks c
+    WHERE NOT (SELECT active FROM bounded)
+      AND c.tsv @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery
+                    FROM kept WHERE matches)
+      AND (%(docs)s::bigint[] IS NULL OR c.document_id = ANY(%(docs)s::bigint[]))
+      AND (%(with_flagged)s OR c.flagged IS NULL)
+    UNION ALL
+    (SELECT found.id, found.tsv  -- bounded: the first rows, level by level
+     -- The nested loop walks the levels in the subquery's order and stops at the limit.
+     FROM (SELECT j, q::tsquery AS q FROM levels ORDER BY j DESC) AS level
+     CROSS JOIN LATERAL (
+         SELECT c.id, c.tsv FROM chunks c
+         WHERE c.tsv @@ level.q
+           AND (%(docs)s::bigint[] IS NULL OR c.document_id = ANY(%(docs)s::bigint[]))
+           AND (%(with_flagged)s OR c.flagged IS NULL)
+     ) AS found
+     WHERE (SELECT active FROM bounded)
+     LIMIT %(bounded_rows)s)
+),
 lexical AS (
     SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
     FROM (
-        SELECT c.id,
+        SELECT m.id,
                (SELECT sum(t.idf * t.tf * (%(k1)s + 1) / (t.tf + %(k1)s))
-                FROM (SELECT kept.idf, ts_rank_cd(c.tsv, kept.q) * 10 AS tf  -- 0.1 per hit
-                      FROM kept WHERE c.tsv @@ kept.q) AS t) AS score
-        FROM chunks c
-        WHERE c.tsv @@ (SELECT string_agg(quote_literal(lexeme), ' | ')::tsquery
-                        FROM kept WHERE matches)
-          AND (%(docs)s::bigint[] IS NULL OR c.document_id = ANY(%(docs)s::bigint[]))
-          AND (%(with_flagged)s OR c.flagged IS NULL)
-        ORDER BY score DESC, c.id
+                FROM (SELECT kept.idf, ts_rank_cd(m.tsv, kept.q) * 10 AS tf  -- 0.1 per hit
+                      FROM kept WHERE m.tsv @@ kept.q) AS t) AS score
+        FROM matched m
+        ORDER BY score DESC, m.id
         LIMIT %(n_text)s
-    ) matched
+    ) scored
 ),
 joined AS (
     SELECT COALESCE(dense.id, lexical.id) AS id,
@@ -283,6 +318,8 @@ def hybrid_search(
                 "exact": list(query.exact),
                 "common": float(settings.text_common_share),
                 "budget": settings.text_match_budget,
+                "bounded": settings.text_first_stage == "bounded",
+                "bounded_rows": settings.text_bounded_rows,
                 "k1": _BM25_K1,
                 "fusion": settings.fusion,
                 "wd": float(settings.dense_weight),
