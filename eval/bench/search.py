@@ -288,29 +288,27 @@ def run(sizes: list[int], args) -> dict:
                     entry["load_s"] = round(time.perf_counter() - t0, 1)
                     loaded = size
                     entry |= rebuild_indexes(conn, indexes)
+                    progress(entry)
+                _EXACT.clear()
                 entry |= measure(conn, settings, questions, qvecs, args)
-                entry |= recall(
-                    conn,
-                    questions[: args.recall_queries],
-                    qvecs[: args.recall_queries],
-                    settings.retrieve,
-                    ef_values,
-                )
+                sample = (questions[: args.recall_queries], qvecs[: args.recall_queries])
+                entry |= recall(conn, *sample, settings.retrieve, ef_values)
+                progress({"recall@10": entry["recall@10"], "sweep": entry["ef_search_sweep"]})
                 for spec in filter(None, args.hnsw_builds.split(",")):
                     m, ef_construction = (int(x) for x in spec.split(":"))
                     build = rebuild_hnsw(conn, m, ef_construction)
-                    entry.setdefault("hnsw_builds", {})[spec] = build | recall(
-                        conn,
-                        questions[: args.recall_queries],
-                        qvecs[: args.recall_queries],
-                        settings.retrieve,
-                        ef_values,
-                    )
+                    build |= recall(conn, *sample, settings.retrieve, ef_values)
+                    entry.setdefault("hnsw_builds", {})[spec] = build
+                    progress({spec: build})
                 report["sizes"].append(entry)
-                print(json.dumps(entry), file=sys.stderr, flush=True)
+                progress(entry)
     finally:
         store.close()
     return report
+
+
+def progress(data: dict) -> None:
+    print(json.dumps(data), file=sys.stderr, flush=True)
 
 
 def drop_indexes(conn) -> dict[str, str]:
@@ -466,7 +464,7 @@ def measure(conn, settings, questions, qvecs, args) -> dict:
             else:
                 entry["fts_agreement@10"] = agreement(text_hits, reference)
             out[name] = entry
-            print(json.dumps({name: entry}), file=sys.stderr, flush=True)
+            progress({name: entry})
     return out
 
 
@@ -506,6 +504,9 @@ def rebuild_hnsw(conn, m: int, ef_construction: int) -> dict:
     }
 
 
+_EXACT: dict[tuple, set[int]] = {}  # exact top 10 by (vector, documents), for one size
+
+
 def recall(conn, questions, qvecs, cfg, ef_values: list[int]) -> dict:
     """HNSW recall@10 against exact search at the configured ef_search (unfiltered and
     filtered), and unfiltered recall with dense latency for each ef_search swept."""
@@ -528,18 +529,21 @@ def recall(conn, questions, qvecs, cfg, ef_values: list[int]) -> dict:
         ]
         for scope, bucket in ((None, unfiltered), (docs, filtered)):
             found = approx(v, scope, cfg)
-            with conn.transaction():
-                conn.execute("SET LOCAL enable_indexscan = off")  # exact: scan and sort
-                conn.execute("SET LOCAL enable_bitmapscan = off")
-                exact = {
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT id FROM chunks WHERE %(d)s::bigint[] IS NULL "
-                        "OR document_id = ANY(%(d)s::bigint[]) "
-                        "ORDER BY embedding <=> %(v)s LIMIT 10",
-                        {"d": scope, "v": v},
-                    )
-                }
+            key = (v.tobytes(), tuple(scope or ()))
+            if key not in _EXACT:  # the same across HNSW builds
+                with conn.transaction():
+                    conn.execute("SET LOCAL enable_indexscan = off")  # exact: scan and sort
+                    conn.execute("SET LOCAL enable_bitmapscan = off")
+                    _EXACT[key] = {
+                        r[0]
+                        for r in conn.execute(
+                            "SELECT id FROM chunks WHERE %(d)s::bigint[] IS NULL "
+                            "OR document_id = ANY(%(d)s::bigint[]) "
+                            "ORDER BY embedding <=> %(v)s LIMIT 10",
+                            {"d": scope, "v": v},
+                        )
+                    }
+            exact = _EXACT[key]
             bucket.append(len(found & exact) / 10)
             if scope is None:
                 exact_unfiltered.append(exact)
