@@ -119,7 +119,7 @@ def write_document(
         conn.cursor() as cur,
         cur.copy(
             "COPY chunks (document_id, ordinal, kind, page_start, page_end, section_path, content, "
-            "embed_text, tokens, flagged, embedding) FROM STDIN WITH (FORMAT BINARY)"
+            "embed_text, tokens, flagged, section_kind, embedding) FROM STDIN WITH (FORMAT BINARY)"
         ) as copy,
     ):
         copy.set_types(
@@ -133,6 +133,7 @@ def write_document(
                 "text",
                 "text",
                 "int4",
+                "text",
                 "text",
                 "vector",
             ]
@@ -150,6 +151,7 @@ def write_document(
                     chunk.embed_text,
                     chunk.tokens,
                     chunk.flagged,
+                    chunk.section_kind,
                     vector,
                 ]
             )

@@ -4,6 +4,9 @@ Parts and Items (10-K/10-Q) and Markdown headings bound chunks; every chunk know
 its heading path and pages; sentences are never split (a 'sentence' longer than the
 model reads is cut at clauses and counted); small sub-sections merge into the next
 one; every chunk's embedded text fits the embedder, measured with its tokenizer.
+That text opens with a header (finrag.ingest.sections): the document ("3M 10-K FY2022"),
+the section's kind in words and the heading path; the chunk's own budget is what the
+header leaves, so no chunk loses its tail to the embedder's truncation.
 """
 
 from __future__ import annotations
@@ -16,13 +19,15 @@ from finrag.ingest.blocks import Block, to_blocks
 from finrag.ingest.boilerplate import remove_boilerplate
 from finrag.ingest.injection import instruction_like
 from finrag.ingest.parse import ParsedDocument
+from finrag.ingest.sections import chunk_header, classify_section
 from finrag.ingest.sentences import split_clauses, split_sentences
 from finrag.ingest.tables import find_units, split_table
 from finrag.tables import parse_markdown_table
 
 # 2: chunks carry the instruction-like flag; documents chunked by 1 read as stale, and
-# `finrag ingest --rebuild` flags them.
-CHUNKER_VERSION = 2
+# `finrag ingest --rebuild` flags them. 3: the header (document, section kind, path) in
+# front of every chunk's embedded text, and the section kind stored.
+CHUNKER_VERSION = 3
 
 _MAX_PATH_DEPTH = 4
 _TITLE_MAX_CHARS = 160
@@ -43,6 +48,7 @@ class Chunk:
     tokens: int
     # The words that read as instructions to a model (finrag.ingest.injection), or None.
     flagged: str | None = None
+    section_kind: str = "other"  # finrag.ingest.sections.SECTION_KINDS
 
 
 @dataclass
@@ -76,7 +82,9 @@ class Chunker:
         self.min_tokens = min_tokens
         self.overlap_tokens = overlap_tokens
 
-    def chunk(self, parsed: ParsedDocument) -> tuple[list[Chunk], ChunkStats]:
+    def chunk(self, parsed: ParsedDocument, document: str = "") -> tuple[list[Chunk], ChunkStats]:
+        """``document`` opens every chunk's embedded text ("3M 10-K FY2022", see
+        finrag.ingest.sections.document_context)."""
         stats = ChunkStats()
         blocks, dropped = remove_boilerplate(to_blocks(parsed), len(parsed.pages))
         stats.dropped.update(dropped)
@@ -93,6 +101,7 @@ class Chunker:
             tokens: int,
             pages: list[int],
             section: list[str],
+            section_kind: str,
         ) -> None:
             chunks.append(
                 Chunk(
@@ -106,6 +115,7 @@ class Chunker:
                     tokens,
                     # The model reads the section path too (in each excerpt's label).
                     instruction_like("\n".join([*section, content])),
+                    section_kind,
                 )
             )
             if kind == "text":
@@ -115,8 +125,11 @@ class Chunker:
 
         def measure(run: list[_Unit]) -> tuple[str, str, int]:
             content = _join(run)
-            embed_text = _embed_text(unit_path, content)
+            embed_text = _embed_text(self._header(document, unit_path), content)
             return content, embed_text, self.count([embed_text])[0]
+
+        def kind() -> str:
+            return classify_section(unit_path)
 
         def flush(keep_overlap: bool) -> None:
             nonlocal units
@@ -125,10 +138,10 @@ class Chunker:
             content, embed_text, tokens = measure(units)
             while tokens > self.max_tokens and len(units) > 1:  # rare seam effects
                 carry = units.pop()
-                emit("text", *measure(units), [u.page for u in units], unit_path)
+                emit("text", *measure(units), [u.page for u in units], unit_path, kind())
                 units = [carry]
                 content, embed_text, tokens = measure(units)
-            emit("text", content, embed_text, tokens, [u.page for u in units], unit_path)
+            emit("text", content, embed_text, tokens, [u.page for u in units], unit_path, kind())
             if keep_overlap and self.overlap_tokens > 0:
                 carried: list[_Unit] = []
                 total = 0
@@ -158,10 +171,12 @@ class Chunker:
             if block.kind == "table":
                 flush(keep_overlap=False)
                 unit_path = [t for _, t in path]
-                self._emit_table(block, blocks[max(0, index - 2) : index], unit_path, emit, stats)
+                self._emit_table(
+                    block, blocks[max(0, index - 2) : index], unit_path, document, emit, stats
+                )
                 continue
             paragraph_no += 1
-            budget = self.max_tokens - self._path_tokens(unit_path) - _SAFETY_TOKENS
+            budget = self.max_tokens - self._header_tokens(document, unit_path) - _SAFETY_TOKENS
             for unit in self._units(block, paragraph_no, budget, stats):
                 if units and used() + unit.tokens > budget:
                     flush(keep_overlap=True)
@@ -171,8 +186,12 @@ class Chunker:
         flush(keep_overlap=False)
         return chunks, stats
 
-    def _path_tokens(self, section: list[str]) -> int:
-        return self.count([" > ".join(section)])[0] if section else 0
+    def _header(self, document: str, section: list[str]) -> str:
+        return chunk_header(document, classify_section(section), section)
+
+    def _header_tokens(self, document: str, section: list[str]) -> int:
+        header = self._header(document, section)
+        return self.count([header])[0] if header else 0
 
     def _units(self, block: Block, paragraph: int, budget: int, stats: ChunkStats) -> list[_Unit]:
         whole = self.count([block.text])[0] - 2
@@ -232,12 +251,30 @@ class Chunker:
         return pieces
 
     def _emit_table(
-        self, block: Block, before: list[Block], section: list[str], emit, stats: ChunkStats
+        self,
+        block: Block,
+        before: list[Block],
+        section: list[str],
+        document: str,
+        emit,
+        stats: ChunkStats,
     ) -> None:
         table = parse_markdown_table(block.text)
         if table is None:  # malformed: keep it as text rather than lose it, cut to fit
-            for piece in self._words_within(block.text, self.max_tokens - 2):
-                emit("text", piece, piece, self.count([piece])[0], [block.page], section)
+            header = self._header(document, section)
+            budget = self.max_tokens - self._header_tokens(document, section) - _SAFETY_TOKENS
+            for piece in self._words_within(block.text, budget):
+                embed_text = _embed_text(header, piece)
+                tokens = self.count([embed_text])[0]
+                emit(
+                    "text",
+                    piece,
+                    embed_text,
+                    tokens,
+                    [block.page],
+                    section,
+                    classify_section(section),
+                )
             return
         titles = [
             b.text
@@ -250,16 +287,28 @@ class Chunker:
             title, " ".join(table.header), " ".join(" ".join(r) for r in table.rows[:2])
         )
         context = " > ".join(section)
+        # The table's title may name its statement where the headings do not.
+        section_kind = classify_section([*section, title])
+        lead = chunk_header(document, section_kind, [])
         for part in split_table(
             table,
             title=title,
             units=units,
             context=context,
+            lead=lead,
             max_tokens=self.max_tokens,
             count_tokens=self.count,
         ):
             stats.table_summaries_cut += part.summary_cut
-            emit("table", part.content, part.embed_text, part.tokens, [block.page], section)
+            emit(
+                "table",
+                part.content,
+                part.embed_text,
+                part.tokens,
+                [block.page],
+                section,
+                section_kind,
+            )
 
 
 def _join(units: list[_Unit]) -> str:
@@ -273,8 +322,8 @@ def _join(units: list[_Unit]) -> str:
     return "".join(out)
 
 
-def _embed_text(section: list[str], content: str) -> str:
-    return f"{' > '.join(section)}\n{content}" if section else content
+def _embed_text(header: str, content: str) -> str:
+    return f"{header}\n{content}" if header else content
 
 
 def _common_prefix(a: list[str], b: list[str]) -> list[str]:

@@ -32,6 +32,7 @@ from finrag.ingest.parse import (
     bound_paragraphs,
     parser_for,
 )
+from finrag.ingest.sections import document_context
 
 
 @dataclass
@@ -143,7 +144,7 @@ def prepare(job: PrepareJob) -> Prepared:
             min_tokens=job.min_tokens,
             overlap_tokens=job.overlap_tokens,
         )
-        result.chunks, result.stats = chunker.chunk(parsed)
+        result.chunks, result.stats = chunker.chunk(parsed, document_context(result.metadata))
         if not result.chunks:
             raise DocumentParseError("no text left after removing boilerplate")
         result.timings["chunk"] = time.perf_counter() - started

@@ -47,15 +47,20 @@ def split_table(
     title: str,
     units: str | None,
     context: str,
+    lead: str = "",
     max_tokens: int,
     count_tokens: Callable[[Sequence[str]], list[int]],
 ) -> list[TablePart]:
-    """Cut the body into runs of rows whose summary fits ``max_tokens``; header in each."""
+    """Cut the body into runs of rows whose summary fits ``max_tokens``; header in each.
+
+    ``lead`` opens the summary only (the document and the section's kind, for retrieval);
+    ``context`` (the heading path) opens both the summary and the Markdown."""
     table = promote_header_rows(table)
+    opening = " ".join(p for p in (lead, context, title) if p)
     row_tokens = count_tokens(
         [summarize_rows(table, [r], "", None, legend=False) for r in table.rows] or [""]
     )
-    base = count_tokens([summarize_rows(table, [], f"{context} {title}".strip(), units)])[0]
+    base = count_tokens([summarize_rows(table, [], opening, units)])[0]
     parts: list[TablePart] = []
     start = 0
     while start < len(table.rows) or (not parts and not table.rows):
@@ -64,12 +69,12 @@ def split_table(
             used += row_tokens[end]
             end += 1
         rows = table.rows[start:end]
-        summary = summarize_rows(table, rows, f"{context} {title}".strip(), units)
+        summary = summarize_rows(table, rows, opening, units)
         tokens = count_tokens([summary])[0]
         while tokens > max_tokens and len(rows) > 1:  # counts of parts do not add up exactly
             end -= 1
             rows = table.rows[start:end]
-            summary = summarize_rows(table, rows, f"{context} {title}".strip(), units)
+            summary = summarize_rows(table, rows, opening, units)
             tokens = count_tokens([summary])[0]
         cut = tokens > max_tokens
         if cut:  # one row too long for the model: its summary keeps the words that fit
