@@ -11,12 +11,22 @@ sentence embedding away from the page that answers.
 financial statement an instruction points at, and adds the filing vocabulary for the
 metrics the question names (a fixed glossary of standard US GAAP line items, never
 company names). Both halves of the hybrid search use the result.
+
+A question can also imply the kind of section that answers it ("ongoing legal battles":
+Item 3 and the contingencies note; "primary customers": the concentration note; a
+metric: the statement the metric dictionary puts it on). Chunks carry their section's
+kind in words at the head of their embedded text (finrag.ingest.sections), so the
+analysis adds the same words to the search text, and says which kinds it implied.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
+
+from finrag.facts.dictionary import metrics
+from finrag.ingest.sections import KIND_LABELS
 
 # Sentences that tell the reader how to answer, not what to find.
 _INSTRUCTION = re.compile(
@@ -120,17 +130,103 @@ _GLOSSARY: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+# Words that say which kind of section answers (finrag.ingest.sections.SECTION_KINDS).
+_IMPLIED: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+    (re.compile(p, re.I), kinds)
+    for p, kinds in (
+        (
+            r"\blegal\s+(?:battles?|proceedings?|disputes?|matters|actions?|claims?|issues|"
+            r"challenges|cases?)\b|\blawsuits?\b|\blitigations?\b|\bsued\b|\bclass\s+actions?\b",
+            ("legal_proceedings",),
+        ),
+        (
+            r"\b(?:primary|main|major|largest|biggest|key|principal|significant|top)\s+"
+            r"customers?\b|\bcustomer\s+(?:concentration|base)\b|\bconcentration\s+of\s+"
+            r"(?:customers?|revenues?|sales|credit\s+risk)\b",
+            ("customers_concentration",),
+        ),
+        (
+            r"\bacquisitions?\b|\bacquired\b|\bacquir(?:e|ing)\b|\bM\s*&\s*A\b|\bmergers?\b|"
+            r"\bbusiness\s+combinations?\b",
+            ("acquisitions",),
+        ),
+        (r"\bcyclical(?:ity)?\b|\bseasonal(?:ity)?\b", ("business", "mdna")),
+        (r"\bguidance\b|\boutlook\b|\bforecasts?\b", ("guidance_outlook",)),
+        (
+            r"\bdebt\b|\bborrowings?\b|\bnotes\s+due\b|\bsenior\s+notes\b|\bindebtedness\b|"
+            r"\bcredit\s+facilit(?:y|ies)\b",
+            ("debt_note",),
+        ),
+        (
+            r"\brisk\s+factors\b|\b(?:main|key|major|biggest|principal|primary|material)\s+risks\b",
+            ("risk_factors",),
+        ),
+        (
+            r"\bsegments?\b|\bgeographic(?:al)?\s+(?:breakdown|mix|regions?|areas?)\b",
+            ("segment_note",),
+        ),
+    )
+]
+_STATEMENT_KINDS = {
+    "cash flow": "cash_flows",
+    "balance sheet": "balance_sheet",
+    "income statement": "income_statement",
+}
+# The metric dictionary's statements, as section kinds (comprehensive income has none).
+_DICTIONARY_STATEMENTS = {
+    "income_statement": "income_statement",
+    "balance_sheet": "balance_sheet",
+    "cash_flow": "cash_flows",
+    "equity": "equity_statement",
+}
+# One-word aliases of the metric dictionary that name no one statement in a question
+# ("tax" is as often a tax contingency, "cash" any amount of it).
+_GENERIC_ALIASES = frozenset(
+    [
+        "tax",
+        "taxes",
+        "interest",
+        "cash",
+        "shares",
+        "equity",
+        "assets",
+        "liabilities",
+        "research",
+        "marketing",
+        "profit",
+        "earnings",
+        "debt",
+        "borrowings",
+        "ar",
+        "ap",
+        "da",
+        "ltd",
+    ]
+)
+
+
 @dataclass(frozen=True)
 class QueryAnalysis:
     focus: str  # the question without its instructions
     statement: str | None = None  # "cash flow", "balance sheet", "income statement"
     expansions: tuple[str, ...] = field(default_factory=tuple)  # filing vocabulary
+    # The kinds of section that answer (finrag.ingest.sections), most specific first.
+    section_kinds: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def search_text(self) -> str:
-        """What both halves search with: the focus, the statement's title, the vocabulary."""
+        """What both halves search with: the focus, the statement's title, the vocabulary,
+        and the implied kinds' words (those not said already)."""
         extra = [_STATEMENTS[self.statement][1]] if self.statement else []
-        return " ".join([self.focus, *extra, *self.expansions]).strip()
+        text = " ".join([self.focus, *extra, *self.expansions]).strip()
+        said = set(re.findall(r"\w+", text.lower()))
+        labels: list[str] = []
+        for kind in self.section_kinds:
+            for word in KIND_LABELS[kind].split():
+                if word not in said:
+                    said.add(word)
+                    labels.append(word)
+        return " ".join([text, *labels]).strip()
 
 
 def split_sentences(text: str) -> list[str]:
@@ -147,4 +243,36 @@ def analyze_question(question: str) -> QueryAnalysis:
     expansions = tuple(
         dict.fromkeys(words for pattern, words in _GLOSSARY if pattern.search(focus))
     )
-    return QueryAnalysis(focus=focus, statement=statement, expansions=expansions)
+    return QueryAnalysis(
+        focus=focus,
+        statement=statement,
+        expansions=expansions,
+        section_kinds=implied_kinds(focus, statement),
+    )
+
+
+def implied_kinds(focus: str, statement: str | None = None) -> tuple[str, ...]:
+    """The section kinds a question implies: its topic words first; else the statement it
+    names, else the statements of the metrics it names (the metric dictionary's)."""
+    kinds = [kind for pattern, found in _IMPLIED if pattern.search(focus) for kind in found]
+    if statement:
+        kinds.append(_STATEMENT_KINDS[statement])
+    if not kinds:
+        words = f" {' '.join(re.findall(r'[a-z0-9&/]+', focus.lower()))} "
+        kinds = [kind for phrase, kind in _metric_phrases() if f" {phrase} " in words]
+    return tuple(dict.fromkeys(kinds))
+
+
+@cache
+def _metric_phrases() -> tuple[tuple[str, str], ...]:
+    """(name or alias in lower-case words, section kind of its statement), longest first."""
+    out: dict[str, str] = {}
+    for item in metrics():
+        kind = _DICTIONARY_STATEMENTS.get(item.statement)
+        if kind is None:
+            continue
+        for phrase in (item.display, *item.aliases):
+            words = " ".join(re.findall(r"[a-z0-9&/]+", phrase.lower()))
+            if words and words not in _GENERIC_ALIASES:
+                out.setdefault(words, kind)
+    return tuple(sorted(out.items(), key=lambda p: -len(p[0])))
