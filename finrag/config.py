@@ -162,6 +162,14 @@ class RetrieveSettings(BaseModel):
         description="Rows the bounded full-text first stage scores (latency vs agreement "
         "with the scan: eval/bench/search.py --bounded-rows).",
     )
+    text_bounded_terms: int = Field(
+        4,
+        ge=0,
+        le=6,
+        description="The bounded stage reads the rows holding the rarest term split by which "
+        "of this many next-rarest terms they hold, the patterns weighing most (IDF) first: "
+        "2^n GIN scans at most (eval/bench/search.py --bounded-terms).",
+    )
     ef_search: int = Field(
         100, ge=1, le=1000, description="HNSW search breadth (hnsw.ef_search): recall vs speed."
     )

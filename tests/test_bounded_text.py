@@ -71,6 +71,35 @@ def test_bounded_stage_scores_the_rows_with_the_most_rare_terms_first(store_conn
     assert sorted(found) == sorted(exact[:3])
 
 
+def test_rows_missing_one_rare_term_can_come_first(database_url: str) -> None:
+    """'orchid' is rarer than 'quartz' and 'saffron', but not rarer than both together: the
+    row holding those two comes before the row holding 'orchid' alone."""
+    settings = load_settings(database_url=SecretStr(database_url))
+    store = open_store(settings)
+    try:
+        embedder = get_embedder(settings.embed)
+        with store.connect() as conn:
+            texts = ["Ledger orchid.", "Ledger quartz saffron.", "Orchid one.", "Orchid two."]
+            texts += [f"Quartz saffron {i}." for i in range(3)]
+            texts += [f"Weather was mild in month {i}." for i in range(13)]
+            add_document(conn, embedder, "ACME_2023_10K.pdf", texts, company="ACME", year=2023)
+            scan = RetrieveSettings(
+                text_common_share=1.0, text_match_budget=1, text_first_stage="scan"
+            )
+            bounded = scan.model_copy(
+                update={"text_first_stage": "bounded", "text_bounded_rows": 1}
+            )
+            query = text_query("ledger orchid quartz saffron")
+            exact = hybrid_search(conn, query, None, None, scan, k=10)
+            assert [h.content for h in exact] == ["Ledger quartz saffron.", "Ledger orchid."]
+            found = hybrid_search(conn, query, None, None, bounded, k=10)
+            assert [(h.chunk_id, h.text_score) for h in found] == [
+                (exact[0].chunk_id, exact[0].text_score)
+            ]
+    finally:
+        store.close()
+
+
 def test_bounded_stage_with_room_for_every_row_is_the_scan(store_conn) -> None:
     conn, (first, _) = store_conn
     scan = RetrieveSettings(text_common_share=1.0, text_match_budget=1, text_first_stage="scan")
@@ -96,9 +125,13 @@ def test_first_stage_settings_parse(monkeypatch) -> None:
     assert load_settings().retrieve.text_first_stage == "bounded"
     monkeypatch.setenv("FINRAG_RETRIEVE__TEXT_FIRST_STAGE", "scan")
     monkeypatch.setenv("FINRAG_RETRIEVE__TEXT_BOUNDED_ROWS", "250")
+    monkeypatch.setenv("FINRAG_RETRIEVE__TEXT_BOUNDED_TERMS", "3")
     settings = load_settings().retrieve
     assert (settings.text_first_stage, settings.text_bounded_rows) == ("scan", 250)
+    assert settings.text_bounded_terms == 3
     with pytest.raises(ValidationError):
         RetrieveSettings(text_first_stage="postings")
     with pytest.raises(ValidationError):
         RetrieveSettings(text_bounded_rows=0)
+    with pytest.raises(ValidationError):
+        RetrieveSettings(text_bounded_terms=7)

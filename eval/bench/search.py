@@ -2,6 +2,7 @@
 
     python eval/bench/search.py [--sizes 100000,1000000] [--queries 200] [--out FILE]
         [--home DIR] [--first-stage scan,bounded] [--bounded-rows 500,1000,2000]
+        [--bounded-terms 3,4]
         [--ef-search 100,200,400] [--hnsw-builds 24:100,32:128]
 
 Fills an empty FINRAG_HOME through finrag's own write path (companies, documents,
@@ -19,10 +20,11 @@ product runs it; embedding the question is not in the clock and is reported once
 HNSW recall@10 against exact search, unfiltered and filtered, and a sweep of hnsw.ef_search
 (unfiltered recall and dense latency for each).
 
-Each full-text first stage (retrieve.text_first_stage, and for the bounded one each
---bounded-rows) is timed in the three modes that use full text; its quality is its full-text
-top 10's agreement with the first stage listed (by score, so ties agree) and precision@10
-against the synthetic answer (a chunk of the question's company and year naming its metric).
+Each full-text first stage (retrieve.text_first_stage; the bounded one for each
+--bounded-rows and --bounded-terms, named bounded:ROWS:TERMS) is timed in the three modes
+that use full text. Its quality: its full-text top 10's agreement with the first stage
+listed (by score, so ties agree), and precision@10 against the synthetic answer (a chunk
+of the question's company and year naming its metric).
 --hnsw-builds rebuilds the HNSW index with other m / ef_construction after the rest (build
 time, size, the ef_search sweep again). --home keeps the store, so a later run reuses its rows.
 """
@@ -213,6 +215,11 @@ def main() -> None:
         default="",
         help="retrieve.text_bounded_rows values to sweep for the bounded stage (default: the "
         "setting)",
+    )
+    parser.add_argument(
+        "--bounded-terms",
+        default="",
+        help="retrieve.text_bounded_terms values to sweep with each --bounded-rows",
     )
     parser.add_argument(
         "--hnsw-builds",
@@ -439,13 +446,16 @@ def measure(conn, settings, questions, qvecs, args) -> dict:
     out["dense"], _ = timed(lambda i: hybrid_search(conn, TextQuery(""), qvecs[i], None, cfg, k=10))
     reference = None
     for stage in args.first_stage.split(","):
-        rows = [int(r) for r in args.bounded_rows.split(",") if r] if stage == "bounded" else []
-        for variant in rows or [None]:
-            update = {"text_first_stage": stage} | (
-                {"text_bounded_rows": variant} if variant else {}
-            )
-            c = cfg.model_copy(update=update)
-            name = stage if variant is None else f"{stage}:{variant}"
+        variants: list[dict] = [{}]
+        if stage == "bounded":
+            rows = [int(r) for r in args.bounded_rows.split(",") if r] or [cfg.text_bounded_rows]
+            terms = [int(t) for t in args.bounded_terms.split(",") if t] or [cfg.text_bounded_terms]
+            variants = [
+                {"text_bounded_rows": r, "text_bounded_terms": t} for t in terms for r in rows
+            ]
+        for variant in variants:
+            c = cfg.model_copy(update={"text_first_stage": stage} | variant)
+            name = ":".join([stage, *(str(v) for v in variant.values())])
             entry: dict = {}
             entry["fts"], text_hits = timed(
                 lambda i, c=c: hybrid_search(conn, texts[i], None, None, c, k=10)

@@ -19,9 +19,10 @@ make the index return most of the table.
 Postgres has no ranked full-text index: every row the match returns is scored. When even
 the rarest term is in more chunks than ``text_match_budget`` (a company's name at a
 million chunks), the bounded first stage (``text_first_stage``) scores only
-``text_bounded_rows`` of them, read through the GIN index level by level: first the rows
-holding all the kept terms, then those missing the most common one, and so on
-(eval/RESULTS.md: its latency and its agreement with the scan).
+``text_bounded_rows`` of them, read through the GIN index pattern by pattern: the rows
+holding the rarest term split by which of the next rarest terms they hold, the patterns
+whose terms weigh most (IDF) first (eval/RESULTS.md: its latency and its agreement with
+the scan).
 """
 
 from __future__ import annotations
@@ -211,15 +212,21 @@ kept AS (  -- common terms out, but never all of them: the rarest stays
 bounded AS (  -- even the rarest term is in more chunks than the budget: too many to score
     SELECT %(bounded)s AND min(df) > %(budget)s AS active FROM kept
 ),
-levels AS (
-    -- The rows holding the rarest term, in disjoint levels: level j holds the j rarest
-    -- kept terms but not the next one. A row with more of the question's rarer terms is
-    -- reached first; all of them together are the rows the scan would score.
-    SELECT j, (SELECT string_agg(quote_literal(lexeme), ' & ' ORDER BY rarity)
-               FROM kept WHERE rarity <= j)
-              || coalesce((SELECT ' & !' || quote_literal(lexeme) FROM kept
-                           WHERE rarity = j + 1), '') AS q
-    FROM generate_series((SELECT count(*) FROM kept)::int, 1, -1) AS j
+patterns AS (
+    -- The rows holding the rarest term, split by which of the next rarest kept terms they
+    -- hold: bit i of a mask is the (i + 2)-th rarest term, present or absent (the terms
+    -- after those do not split). A pattern weighs the IDF of the terms it holds; heavier
+    -- patterns are read first. Together they are the rows the scan would score.
+    SELECT mask,
+           (SELECT coalesce(sum(idf), 0) FROM kept
+            WHERE rarity BETWEEN 2 AND %(split)s::int + 1
+              AND mask & (1 << (rarity::int - 2)) <> 0) AS weight,
+           (SELECT string_agg(CASE WHEN rarity = 1 OR mask & (1 << (rarity::int - 2)) <> 0
+                                   THEN '' ELSE '!' END || quote_literal(lexeme),
+                              ' & ' ORDER BY rarity)
+            FROM kept WHERE rarity <= %(split)s::int + 1)::tsquery AS q
+    FROM generate_series(0, (1 << least(%(split)s::int, (SELECT count(*) FROM kept)::int - 1)) - 1)
+         AS mask
 ),
 matched AS (
     SELECT c.id, c.tsv  -- the scan: every row holding a matching term
@@ -230,12 +237,12 @@ matched AS (
       AND (%(docs)s::bigint[] IS NULL OR c.document_id = ANY(%(docs)s::bigint[]))
       AND (%(with_flagged)s OR c.flagged IS NULL)
     UNION ALL
-    (SELECT found.id, found.tsv  -- bounded: the first rows, level by level
-     -- The nested loop walks the levels in the subquery's order and stops at the limit.
-     FROM (SELECT j, q::tsquery AS q FROM levels ORDER BY j DESC) AS level
+    (SELECT found.id, found.tsv  -- bounded: the first rows, pattern by pattern
+     -- The nested loop walks the patterns in the subquery's order and stops at the limit.
+     FROM (SELECT q FROM patterns ORDER BY weight DESC, mask DESC) AS pattern
      CROSS JOIN LATERAL (
          SELECT c.id, c.tsv FROM chunks c
-         WHERE c.tsv @@ level.q
+         WHERE c.tsv @@ pattern.q
            AND (%(docs)s::bigint[] IS NULL OR c.document_id = ANY(%(docs)s::bigint[]))
            AND (%(with_flagged)s OR c.flagged IS NULL)
      ) AS found
@@ -320,6 +327,7 @@ def hybrid_search(
                 "budget": settings.text_match_budget,
                 "bounded": settings.text_first_stage == "bounded",
                 "bounded_rows": settings.text_bounded_rows,
+                "split": settings.text_bounded_terms,
                 "k1": _BM25_K1,
                 "fusion": settings.fusion,
                 "wd": float(settings.dense_weight),
