@@ -130,6 +130,14 @@ REAL_PATHS = [
         [
             "PART II",
             "Item 8. Financial Statements and Supplementary Data",
+            "Concentrations in the Available Sources of Supply of Materials and Product",
+        ],
+        "other",
+    ),  # Apple FY2024: suppliers, not customers
+    (
+        [
+            "PART II",
+            "Item 8. Financial Statements and Supplementary Data",
             "Note 13 – Segment Information and Geographic Data",
         ],
         "segment_note",

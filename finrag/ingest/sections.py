@@ -108,7 +108,8 @@ _RULES: list[tuple[str, tuple[re.Pattern[str], re.Pattern[str] | None]]] = [
         "customers_concentration",
         _rule(
             r"\bconcentrations?\b|\b(?:major|significant|principal|largest|key)\s+customers?\b|"
-            r"^customers?$"
+            r"^customers?$",
+            unless=r"\bsuppl(?:y|ies|iers?)\b",  # a concentration of suppliers is no customer's
         ),
     ),
     (
