@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +14,8 @@ from finrag.cli.inputs import clean_option, question_text
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
-from finrag.retrieve import Retriever, SearchResult, Variant
+from finrag.retrieve import Hit, Retriever, SearchResult, Variant
+from finrag.retrieve.pages import PageHit
 
 
 def search_command(
@@ -71,7 +72,33 @@ def result_dict(result: SearchResult) -> dict:
         "widened": result.widened,
         "not_in_store": result.filters.unknown_companies,
         "timings_ms": result.timings_ms,
-        "hits": [asdict(h) for h in result.hits],
+        "unit": "page" if any(isinstance(h, PageHit) for h in result.hits) else "chunk",
+        "hits": [hit_dict(h) for h in result.hits],
+    }
+
+
+def hit_dict(hit: Hit) -> dict:
+    """One hit as plain data, with the page it stands for and the chunks grouped under it
+    (a chunk stands for the page it starts on, and only itself)."""
+    if not isinstance(hit, PageHit):
+        return {**asdict(hit), "page": hit.page_start, "chunk_ids": [hit.chunk_id]}
+    data = {f.name: getattr(hit, f.name) for f in fields(Hit)}
+    return {
+        **data,
+        "page": hit.page,
+        "chunk_ids": hit.chunk_ids,
+        "chunks": [
+            {
+                "chunk_id": c.chunk_id,
+                "page_start": c.page_start,
+                "page_end": c.page_end,
+                "kind": c.kind,
+                "section_path": c.section_path,
+                "score": c.score,
+                "rerank_score": c.rerank_score,
+            }
+            for c in hit.chunks
+        ],
     }
 
 
@@ -96,6 +123,8 @@ def _print_result(result: SearchResult) -> None:
         table.add_column(column, overflow="fold")
     for rank, hit in enumerate(result.hits, 1):
         pages = f"{hit.page_start}" + (f"-{hit.page_end}" if hit.page_end != hit.page_start else "")
+        if isinstance(hit, PageHit):  # the page it stands for, and how many chunks on it
+            pages = f"p.{hit.page} ({len(hit.chunks)} chunk{'s' if len(hit.chunks) > 1 else ''})"
         dense = f"#{hit.dense_rank} {hit.dense_score:.3f}" if hit.dense_rank else "-"
         text = f"#{hit.text_rank} {hit.text_score:.3f}" if hit.text_rank else "-"
         row = [

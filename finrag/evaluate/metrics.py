@@ -1,14 +1,17 @@
-"""Retrieval metrics at k, from a ranked list of chunks and a question's gold evidence.
+"""Retrieval metrics at k, from a ranked list of result units and a question's gold evidence.
 
-A chunk is *relevant* when it comes from a gold document and its pages include a gold
-page of that document. Per k:
+A unit is what the retriever ranks: a chunk, or with +pages a page (its pages are that one
+page, its text its chunks' text joined; a chunk spanning pages counts for the page it starts
+on only). A unit is *relevant* when it comes from a gold document and its pages include a
+gold page of that document. Per k (k units: k chunks, or k pages):
 
-- ``hit``: some relevant chunk in the top k (the evidence page reached the model);
+- ``hit``: some relevant unit in the top k (the evidence page reached the model);
 - ``recall``: share of the gold (document, page) pairs covered by the top k;
-- ``precision``: relevant chunks in the top k, divided by k;
+- ``precision``: relevant units in the top k, divided by k (also when fewer than k came
+  back); with pages each gold page counts once, so it is at most (gold pages) / k;
 - ``f1``: their harmonic mean;
-- ``mrr``: 1 / rank of the first relevant chunk within the top k, else 0;
-- ``text_hit``: some top-k chunk from a gold document whose text fuzzily matches a
+- ``mrr``: 1 / rank of the first relevant unit within the top k, else 0;
+- ``text_hit``: some top-k unit from a gold document whose text fuzzily matches a
   gold evidence text (rapidfuzz partial ratio >= 0.8): a second view that does not
   depend on page numbering.
 """

@@ -16,6 +16,7 @@ from finrag.evaluate.metrics import Retrieved, first_relevant_rank, mean_scores,
 from finrag.evaluate.metrics import score_ranking as score
 from finrag.evaluate.runs import finish_run, percentile, start_run
 from finrag.retrieve import Retriever, Variant
+from finrag.retrieve.pages import PageHit
 
 BREAKDOWNS = ("company", "question_type", "doc_type")
 Scores = dict[int, dict[str, float | None]]
@@ -33,7 +34,7 @@ class QuestionResult:
     missing_documents: list[str]  # gold documents the store does not hold
     first_relevant_rank: int | None
     scores: Scores
-    top: list[dict[str, Any]]  # the ranked chunks: document, pages, relevant, text_match
+    top: list[dict[str, Any]]  # the ranked units (chunks or pages): document, pages, chunk_ids...
     filters: dict[str, list[str]]
     applied: dict[str, Any]
     widened: list[str]
@@ -81,7 +82,7 @@ def evaluate_retrieval(
     started = time.perf_counter()
     ks = sorted(set(ks))
     retriever = retriever or Retriever(store, settings)
-    variants = list(variants or [Variant(rerank=retriever.reranker is not None)])
+    variants = list(variants or [retriever.default_variant()])
     results: list[QuestionResult] = []
     with store.connect() as conn:
         stored = {document_key(d.path): d for d in list_documents(conn)}
@@ -135,6 +136,7 @@ def _one(retriever, conn, q: EvalQuestion, variant: Variant, ks, stored) -> Ques
                 "document": r.document,
                 "pages": [r.page_start, r.page_end],
                 "kind": h.kind,
+                "chunk_ids": h.chunk_ids if isinstance(h, PageHit) else [h.chunk_id],
                 "relevant": bool(c),
                 "text_match": m,
             }

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from finrag.retrieve.hybrid import Hit
+from finrag.retrieve.pages import PageHit
 from finrag.tables import table_in_words
 
 T = TypeVar("T")
@@ -69,10 +70,54 @@ class ContextChunk:
         return f"{self.label}\n{body}"
 
 
-def build_context(hits: Sequence[Hit]) -> list[ContextChunk]:
+def build_context(hits: Sequence[Hit], *, budget: int | None = None) -> list[ContextChunk]:
     """Ranked hits as labelled chunks in reading order: the strongest at both ends,
-    numbered [1], [2], ... in the order the model reads them."""
-    return [ContextChunk(n, hit) for n, hit in enumerate(order_for_context(hits), 1)]
+    numbered [1], [2], ... in the order the model reads them. Ranked pages (PageHit) give
+    their chunks instead, ``budget`` chunks at most (default: one per page; see
+    ``page_chunks``), a page's chunks together in document order."""
+    if any(isinstance(h, PageHit) for h in hits):
+        chosen = {c.chunk_id for c in page_chunks(hits, budget=budget or len(hits))}
+        ordered = []
+        for hit in order_for_context(hits):
+            for chunk in _chunks_of(hit):
+                if chunk.chunk_id in chosen:
+                    chosen.discard(chunk.chunk_id)  # a chunk once, whichever page holds it
+                    ordered.append(chunk)
+    else:
+        ordered = order_for_context(hits)
+    return [ContextChunk(n, hit) for n, hit in enumerate(ordered, 1)]
+
+
+def page_chunks(hits: Sequence[Hit], *, budget: int) -> list[Hit]:
+    """The chunks of ranked pages within ``budget`` chunks, breadth first: each page's
+    best chunk in page order, then each page's second best, and so on.
+
+    The budget is the context the model had before pages (answer.k chunks), and the
+    answer asks for answer.k pages: so each page gives its best chunk, and a page's other
+    chunks come in only when fewer pages were found. Breadth first because filling it page
+    by page (all of page 1's chunks, then page 2's) reached fewer pages: a gold page was in
+    a 6-chunk context for 0.49 of FinanceBench dev questions page by page, 0.67 breadth
+    first, 0.65 from the 6 best chunks (EDGAR hold-out: 0.73, 0.87, 0.85)."""
+    queues = [list(_best_first(h)) for h in hits]
+    chosen: list[Hit] = []
+    seen: set[int] = set()
+    while len(chosen) < budget and any(queues):
+        for queue in queues:
+            while queue and queue[0].chunk_id in seen:
+                queue.pop(0)
+            if queue and len(chosen) < budget:
+                chunk = queue.pop(0)
+                seen.add(chunk.chunk_id)
+                chosen.append(chunk)
+    return chosen
+
+
+def _chunks_of(hit: Hit) -> list[Hit]:
+    return hit.chunks if isinstance(hit, PageHit) else [hit]
+
+
+def _best_first(hit: Hit) -> list[Hit]:
+    return hit.best_chunks() if isinstance(hit, PageHit) else [hit]
 
 
 def render_context(chunks: Sequence[ContextChunk]) -> str:

@@ -17,6 +17,7 @@ from finrag.errors import UsageError
 from finrag.llm.base import LLMError
 from finrag.retrieve.filters import CompanyRef, QueryFilters, extract_query_filters
 from finrag.retrieve.hybrid import SearchResult, search
+from finrag.retrieve.pages import group_by_page
 from finrag.retrieve.query import analyze_question
 from finrag.retrieve.rerank import Reranker, get_reranker, rerank
 from finrag.retrieve.summaries import SUMMARY_POOL, fuse_summary_chunks
@@ -24,18 +25,20 @@ from finrag.retrieve.summaries import SUMMARY_POOL, fuse_summary_chunks
 if TYPE_CHECKING:
     from finrag.llm import LLM
 
-_PARTS = {"dense", "fts", "hybrid", "filters", "rerank", "summaries"}
+_PARTS = {"dense", "fts", "hybrid", "filters", "rerank", "pages", "summaries"}
 
 
 @dataclass(frozen=True)
 class Variant:
     """Which stages run. The ablation names them: dense, fts, hybrid, hybrid+filters,
-    hybrid+filters+rerank (and any other '+'-joined combination)."""
+    hybrid+filters+rerank, hybrid+filters+pages (and any other '+'-joined combination);
+    +pages returns pages (finrag.retrieve.pages) instead of chunks."""
 
     dense: bool = True
     text: bool = True
     filters: bool = True
     rerank: bool = True
+    pages: bool = False
     summaries: bool = False  # section summaries' chunks fused in (retrieve.summaries)
 
     @classmethod
@@ -45,14 +48,15 @@ class Variant:
         if unknown or not parts or parts[0] not in {"dense", "fts", "hybrid"}:
             raise UsageError(
                 f"unknown retrieval variant {name!r}",
-                hint="start with dense, fts or hybrid, then add +filters and/or +rerank, "
-                "e.g. hybrid+filters+rerank",
+                hint="start with dense, fts or hybrid, then add +filters, +rerank and/or "
+                "+pages, e.g. hybrid+filters+rerank",
             )
         return cls(
             dense=parts[0] in {"dense", "hybrid"},
             text=parts[0] in {"fts", "hybrid"},
             filters="filters" in parts,
             rerank="rerank" in parts,
+            pages="pages" in parts,
             summaries="summaries" in parts,
         )
 
@@ -63,6 +67,7 @@ class Variant:
             base
             + ("+filters" if self.filters else "")
             + ("+rerank" if self.rerank else "")
+            + ("+pages" if self.pages else "")
             + ("+summaries" if self.summaries else "")
         )
 
@@ -84,6 +89,10 @@ class Retriever:
         self.embedder = embedder or get_embedder(settings.embed, settings.models_dir)
         self.reranker = reranker if reranker is not None else get_reranker(settings, llm=llm)
 
+    def default_variant(self) -> Variant:
+        """Every stage the settings turn on."""
+        return Variant(rerank=self.reranker is not None, pages=self.settings.retrieve.group_by_page)
+
     def retrieve(
         self,
         question: str,
@@ -97,9 +106,10 @@ class Retriever:
         keep: Collection[str] = (),
     ) -> SearchResult:
         """Filters from the question (flags win; ``filters`` given replace both), filtered
-        hybrid search, then rerank. ``with_flagged`` False leaves out chunks flagged as
-        instruction-like text; filters named in ``keep`` are never widened away."""
-        variant = variant or Variant(rerank=self.reranker is not None)
+        hybrid search, then rerank, then (+pages) group by page: ``k`` pages. ``with_flagged``
+        False leaves out chunks flagged as instruction-like text; filters named in ``keep``
+        are never widened away."""
+        variant = variant or self.default_variant()
         if variant.rerank and self.reranker is None:
             raise UsageError(
                 f"variant {variant.name} needs a reranker, and retrieve.reranker is 'none'",
@@ -133,6 +143,8 @@ class Retriever:
         timings["filters"] = _ms_since(t0)
         t0 = time.perf_counter()
         fetch = max(k, settings.rerank_candidates) if variant.rerank else k
+        if variant.pages:  # k pages from the candidates of both halves, not from k chunks
+            fetch = max(fetch, settings.candidates)
         if variant.summaries:  # a summarized section's chunk may rank past k among chunks
             fetch = max(fetch, SUMMARY_POOL)
         result = search(
@@ -172,6 +184,9 @@ class Retriever:
             except LLMError as exc:  # a model that fails to rank leaves the fused order
                 result.reranker = f"{self.reranker.name} failed ({exc.message}): fused order"
             timings["rerank"] = _ms_since(t0)
+        if variant.pages:
+            reranked = any(h.rerank_score is not None for h in result.hits)
+            result.hits = group_by_page(result.hits, k, by_rank=reranked)
         result.hits = result.hits[:k]
         result.query = query
         result.variant = variant.name
