@@ -111,6 +111,17 @@ def test_bounded_stage_with_room_for_every_row_is_the_scan(store_conn) -> None:
     assert contents(conn, [i for i, _ in in_first]) == [ALL_THREE, ALL_THREE]
 
 
+def test_a_filter_within_the_budget_is_scanned(store_conn) -> None:
+    """The second filing has 2 chunks: with a budget of 2 there is no need to bound."""
+    conn, (first, second) = store_conn
+    scan = RetrieveSettings(text_common_share=1.0, text_match_budget=2, text_first_stage="scan")
+    bounded = scan.model_copy(update={"text_first_stage": "bounded", "text_bounded_rows": 1})
+    exact = text_hits(conn, scan, [second])
+    assert len(exact) == 2 and text_hits(conn, bounded, [second]) == exact
+    # The first filing's 25 chunks are over the budget: bounded to one row.
+    assert len(text_hits(conn, bounded, [first])) == 1
+
+
 def test_below_the_budget_both_stages_match_every_term(store_conn) -> None:
     conn, _ = store_conn
     scan = RetrieveSettings(text_common_share=1.0, text_first_stage="scan")

@@ -18,11 +18,11 @@ make the index return most of the table.
 
 Postgres has no ranked full-text index: every row the match returns is scored. When even
 the rarest term is in more chunks than ``text_match_budget`` (a company's name at a
-million chunks), the bounded first stage (``text_first_stage``) scores only
-``text_bounded_rows`` of them, read through the GIN index pattern by pattern: the rows
-holding the rarest term split by which of the next rarest terms they hold, the patterns
-whose terms weigh most (IDF) first (eval/RESULTS.md: its latency and its agreement with
-the scan).
+million chunks), and so are the filtered documents if any, the bounded first stage
+(``text_first_stage``) scores only ``text_bounded_rows`` of them, read through the GIN
+index pattern by pattern: the rows holding the rarest term split by which of the next
+rarest terms they hold, the patterns whose terms weigh most (IDF) first
+(eval/RESULTS.md: its latency and its agreement with the scan).
 """
 
 from __future__ import annotations
@@ -209,8 +209,14 @@ kept AS (  -- common terms out, but never all of them: the rarest stays
     FROM terms
     WHERE df <= %(common)s * total OR rarity = 1
 ),
-bounded AS (  -- even the rarest term is in more chunks than the budget: too many to score
-    SELECT %(bounded)s AND min(df) > %(budget)s AS active FROM kept
+bounded AS (  -- too many rows to score: the rarest term's, or the filtered documents'
+    SELECT %(bounded)s AND min(df) > %(budget)s
+           AND (%(docs)s::bigint[] IS NULL
+                OR (SELECT count(*) FROM (SELECT FROM chunks
+                                          WHERE document_id = ANY(%(docs)s::bigint[])
+                                          LIMIT %(budget)s + 1) AS scope) > %(budget)s)
+           AS active
+    FROM kept
 ),
 patterns AS (
     -- The rows holding the rarest term, split by which of the next rarest kept terms they
