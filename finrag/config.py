@@ -157,7 +157,7 @@ class RetrieveSettings(BaseModel):
         "scan scores every row holding the rarest term (exact, slow at a million chunks).",
     )
     text_bounded_rows: int = Field(
-        1_000,
+        500,
         ge=1,
         description="Rows the bounded full-text first stage scores (latency vs agreement "
         "with the scan: eval/bench/search.py --bounded-rows).",
