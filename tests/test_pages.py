@@ -15,7 +15,8 @@ import pytest
 from finrag.config import load_settings
 from finrag.db import open_store
 from finrag.errors import UsageError
-from finrag.evaluate.dataset import load_dataset
+from finrag.evaluate.dataset import Evidence, load_dataset
+from finrag.evaluate.metrics import Retrieved, relevance
 from finrag.evaluate.retrieval import evaluate_retrieval
 from finrag.retrieve import Hit, Retriever, Variant
 from finrag.retrieve.context import build_context
@@ -218,3 +219,19 @@ def test_metrics_count_pages_as_the_units(retriever: Retriever, tmp_path: Path) 
     assert all(len(t["chunk_ids"]) == 1 for t in chunk_level.top)
     relevant_chunks = sum(t["relevant"] for t in chunk_level.top[:5])
     assert chunk_level.scores[5]["precision"] == pytest.approx(relevant_chunks / 5)
+
+
+def test_a_page_matches_evidence_text_by_its_chunks(retriever: Retriever) -> None:
+    """Evidence quoting a whole page reads whole in none of the candidate chunks joined (a
+    chunk missing between them): each chunk is matched on its own, as at chunk level."""
+    with retriever.store.connect() as conn:
+        first, middle, last = conn.execute(
+            "SELECT array_agg(content ORDER BY ordinal) FROM chunks WHERE kind = 'text' "
+            "GROUP BY document_id, page_start HAVING count(*) >= 3 "
+            "ORDER BY min(id) LIMIT 1"
+        ).fetchone()[0][:3]
+    evidence = [Evidence("bby", 2, " ".join([first, middle, last]))]
+    joined = "\n\n".join([first, last])
+    as_page = Retrieved("bby", 2, 2, joined, (first, last))
+    assert relevance([as_page], evidence)[1] == [True]
+    assert relevance([Retrieved("bby", 2, 2, joined)], evidence)[1] == [False]

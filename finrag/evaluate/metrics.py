@@ -11,9 +11,9 @@ gold page of that document. Per k (k units: k chunks, or k pages):
   back); with pages each gold page counts once, so it is at most (gold pages) / k;
 - ``f1``: their harmonic mean;
 - ``mrr``: 1 / rank of the first relevant unit within the top k, else 0;
-- ``text_hit``: some top-k unit from a gold document whose text fuzzily matches a
-  gold evidence text (rapidfuzz partial ratio >= 0.8): a second view that does not
-  depend on page numbering.
+- ``text_hit``: some top-k unit from a gold document whose text (for a page: one of its
+  chunks) fuzzily matches a gold evidence text (rapidfuzz partial ratio >= 0.8): a second
+  view that does not depend on page numbering.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ class Retrieved:
     page_start: int | None
     page_end: int | None
     content: str
+    # A page's chunks, matched one by one: their text joined has gaps where a chunk was no
+    # candidate, and overlaps, so an evidence passage no longer reads whole in it.
+    parts: tuple[str, ...] = ()
 
     def pages(self) -> range:
         if self.page_start is None:
@@ -66,7 +69,10 @@ def relevance(
         if e.text:
             texts.setdefault(e.document, []).append(e.text)
     covered = [{(c.document, p) for p in c.pages()} & gold for c in ranked]
-    matched = [text_matches(c.content, texts.get(c.document, [])) for c in ranked]
+    matched = [
+        any(text_matches(part, texts.get(c.document, [])) for part in c.parts or (c.content,))
+        for c in ranked
+    ]
     return covered, matched
 
 

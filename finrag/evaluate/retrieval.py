@@ -116,7 +116,14 @@ def _one(retriever, conn, q: EvalQuestion, variant: Variant, ks, stored) -> Ques
     found = retriever.retrieve(q.question, k=max(ks), variant=variant, conn=conn)
     latency = (time.perf_counter() - t0) * 1000
     ranked = [
-        Retrieved(document_key(h.document), h.page_start, h.page_end, h.content) for h in found.hits
+        Retrieved(
+            document_key(h.document),
+            h.page_start,
+            h.page_end,
+            h.content,
+            tuple(c.content for c in h.chunks) if isinstance(h, PageHit) else (),
+        )
+        for h in found.hits
     ]
     covered, matched = relevance(ranked, q.evidence)
     gold_doc = stored.get(q.documents[0]) if q.documents else None
