@@ -106,6 +106,11 @@ class IngestSettings(BaseModel):
         le=16,
         description="Parser processes running beside embedding; 0 parses in-process.",
     )
+    summaries: bool = Field(
+        False,
+        description="Build section and document summary nodes at ingest (the +summaries "
+        "retrieval variant); off because they ranked evidence pages lower (eval/RESULTS.md).",
+    )
 
 
 class RetrieveSettings(BaseModel):

@@ -24,8 +24,10 @@ BESTBUY = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
 @pytest.fixture(scope="module")
 def summaries_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One home for the module: parsing the 10-Q takes ~20 s."""
-    with ingested_home(tmp_path_factory.mktemp("summaries") / "home", [BESTBUY]) as home:
-        yield home
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FINRAG_INGEST__SUMMARIES", "true")  # off by default
+        with ingested_home(tmp_path_factory.mktemp("summaries") / "home", [BESTBUY]) as home:
+            yield home
 
 
 @pytest.fixture
@@ -34,7 +36,7 @@ def opened(summaries_home: Path, monkeypatch: pytest.MonkeyPatch):
     from finrag.db import open_store
 
     monkeypatch.setenv("FINRAG_HOME", str(summaries_home))
-    settings = load_settings(ingest={"workers": 0})
+    settings = load_settings(ingest={"workers": 0, "summaries": True})
     with open_store(settings) as store:
         yield settings, store
 

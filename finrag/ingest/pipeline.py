@@ -212,7 +212,9 @@ def ingest(
                 # less CPU (measured 31.7 chunks/s on 1 thread, 54.5 on 2: 16% less per
                 # chunk); with nothing else running, both cores.
                 embedder.threads = 1 if parsing else 0
-            result = _store_one(conn, prepared, embedder, recipe, stage)
+            result = _store_one(
+                conn, prepared, embedder, recipe, stage, summaries=settings.ingest.summaries
+            )
             results.append(result)
             notify(IngestEvent("file", result=result))
     order = {str(p): i for i, p in enumerate(sorted(r.path for r in results))}
@@ -256,7 +258,13 @@ def _prepared(jobs: list[PrepareJob], workers: int) -> Iterator[tuple[Prepared, 
 
 
 def _store_one(
-    conn, prepared: Prepared, embedder: Embedder, recipe: str, stage: dict[str, float]
+    conn,
+    prepared: Prepared,
+    embedder: Embedder,
+    recipe: str,
+    stage: dict[str, float],
+    *,
+    summaries: bool,
 ) -> FileResult:
     job = prepared.job
     result = FileResult(
@@ -299,7 +307,8 @@ def _store_one(
                 vectors=vectors,
             )
             result.facts = write_facts(conn, result.document_id, company_id, prepared.facts)
-            build_summaries(conn, result.document_id, embedder)  # from the chunks just stored
+            if summaries:  # from the chunks just stored
+                build_summaries(conn, result.document_id, embedder)
         result.timings["store"] = time.perf_counter() - t0
     except Exception as exc:  # the transaction rolled back: nothing of this file remains
         result.reason = f"could not store: {type(exc).__name__}: {exc}"
