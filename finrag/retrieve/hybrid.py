@@ -245,12 +245,15 @@ matched AS (
     UNION ALL
     (SELECT found.id, found.tsv  -- bounded: the first rows, pattern by pattern
      -- The nested loop walks the patterns in the subquery's order and stops at the limit.
+     -- The inner LIMIT keeps the patterns outside: without it, a filtered search read the
+     -- documents' rows first and took them in storage order, whatever their pattern.
      FROM (SELECT q FROM patterns ORDER BY weight DESC, mask DESC) AS pattern
      CROSS JOIN LATERAL (
          SELECT c.id, c.tsv FROM chunks c
          WHERE c.tsv @@ pattern.q
            AND (%(docs)s::bigint[] IS NULL OR c.document_id = ANY(%(docs)s::bigint[]))
            AND (%(with_flagged)s OR c.flagged IS NULL)
+         LIMIT %(bounded_rows)s
      ) AS found
      WHERE (SELECT active FROM bounded)
      LIMIT %(bounded_rows)s)
