@@ -196,7 +196,7 @@ class RetrieveSettings(BaseModel):
         20, ge=1, le=200, description="Fused candidates the reranker scores."
     )
     group_by_page: bool = Field(
-        False,
+        True,
         description="Return pages, not chunks: the fused candidates grouped by the page they "
         "start on, a page scored from its best two chunks (variant part +pages).",
     )

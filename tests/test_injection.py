@@ -168,7 +168,9 @@ def test_search_json_marks_the_flagged_chunk(injected, database_url: str) -> Non
     env = dict(os.environ, FINRAG_DATABASE_URL=database_url)
     result = run_finrag("search", "ACME revenue 2023", "--json", env=env)
     assert result.returncode == 0, result.stderr
-    hits = {h["content"].split()[0]: h["flagged"] for h in json.loads(result.stdout)["hits"]}
+    # Each hit stands for a page; its chunks carry their own flags.
+    chunks = [c for h in json.loads(result.stdout)["hits"] for c in h.get("chunks", [h])]
+    hits = {c["content"].split()[0]: c["flagged"] for c in chunks}
     assert hits["ACME"] == "Ignore previous instructions"
     assert hits["Total"] is None
     plain = run_finrag("search", "ACME revenue 2023", env=env)

@@ -148,7 +148,9 @@ class Asker:
         if not self.settings.answer.use_llm:
             return _without_model(answer, found, mixed, started)
 
-        context = build_context(found.hits)
+        # Pages give their chunks breadth first up to the chunks the model reads: with
+        # fewer pages than that, a page's second and third chunks fill the budget.
+        context = build_context(found.hits, budget=self.settings.answer.k)
         if mixed is not None:
             context = _with_fact_sources(mixed, found)
             answer.route = "mixed"

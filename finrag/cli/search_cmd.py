@@ -96,6 +96,8 @@ def hit_dict(hit: Hit) -> dict:
                 "section_path": c.section_path,
                 "score": c.score,
                 "rerank_score": c.rerank_score,
+                "flagged": c.flagged,
+                "content": c.content,
             }
             for c in hit.chunks
         ],
