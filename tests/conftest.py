@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib.util
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,8 +48,11 @@ def ingested_home(home: Path, paths: list[Path]) -> Iterator[Path]:
         mp.setenv("FINRAG_EMBED__BACKEND", "hash")
         mp.setenv("OLLAMA_HOST", DEAD_OLLAMA)
         settings = load_settings(ingest={"workers": 0})
+        parsed = settings.cache_dir / "parsed"
+        _share_parsed(_PARSED, parsed)  # a filing another module parsed is not parsed again
         with open_store(settings) as store:
             report = ingest(paths, settings, store)
+        _share_parsed(parsed, _PARSED)
         assert [r.status for r in report.results] == ["ingested"] * len(paths), [
             r.reason for r in report.results
         ]
@@ -55,6 +60,19 @@ def ingested_home(home: Path, paths: list[Path]) -> Iterator[Path]:
         yield home
     finally:
         EmbeddedServer(home).delete_cluster()
+
+
+# Parsed filings shared by the test session's ingested homes (the parse cache is keyed by
+# the file's hash and the parser's version, so a copy is as good as a parse).
+_PARSED = Path(tempfile.mkdtemp(prefix="finrag-tests-parsed-"))
+atexit.register(shutil.rmtree, _PARSED, True)
+
+
+def _share_parsed(source: Path, target: Path) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    for cached in source.glob("*.json"):
+        if not (target / cached.name).exists():
+            shutil.copy2(cached, target / cached.name)
 
 
 def clean_env(**extra: str) -> dict[str, str]:
