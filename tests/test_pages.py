@@ -20,6 +20,7 @@ from finrag.evaluate.metrics import Retrieved, relevance
 from finrag.evaluate.retrieval import evaluate_retrieval
 from finrag.retrieve import Hit, Retriever, Variant
 from finrag.retrieve.context import build_context
+from finrag.retrieve.hybrid import SearchResult, fuse_results
 from finrag.retrieve.pages import PageHit, group_by_page, page_score
 from tests.conftest import REPO, ingested_home, run_finrag
 
@@ -235,3 +236,17 @@ def test_a_page_matches_evidence_text_by_its_chunks(retriever: Retriever) -> Non
     as_page = Retrieved("bby", 2, 2, joined, (first, last))
     assert relevance([as_page], evidence)[1] == [True]
     assert relevance([Retrieved("bby", 2, 2, joined)], evidence)[1] == [False]
+
+
+def test_fused_rankings_of_pages_count_a_page_once(retriever: Retriever) -> None:
+    found = retriever.retrieve(QUESTION, k=5, variant=PAGES)
+    page = next(h for h in found.hits if len(h.chunks) > 1)
+    other = next(c.chunk_id for c in page.chunks if c.chunk_id != page.chunk_id)
+    # The other ranking names the same page by another of its chunks (its best there).
+    second = SearchResult(
+        hits=[replace(page, chunk_id=other)], filters=found.filters, applied=found.applied
+    )
+    merged = fuse_results(found, second, k=10)
+    assert [(h.document_id, h.page) for h in merged.hits].count((page.document_id, page.page)) == 1
+    assert len(merged.hits) == len(found.hits)
+    assert merged.hits[0].page == page.page  # named by both rankings: first

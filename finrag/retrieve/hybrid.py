@@ -406,17 +406,19 @@ def search(
 
 
 def fuse_results(first: SearchResult, second: SearchResult, *, k: int) -> SearchResult:
-    """Two rankings made one by reciprocal rank fusion (the same chunk counted once)."""
-    scores: dict[int, float] = {}
-    hits = {}
+    """Two rankings made one by reciprocal rank fusion (the same chunk, or the same page
+    when the results are pages, counted once)."""
+    scores: dict[object, float] = {}
+    hits: dict[object, Hit] = {}
     for result in (first, second):
         for rank, hit in enumerate(result.hits, 1):
-            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + 1 / (60 + rank)
-            hits.setdefault(hit.chunk_id, hit)
-    order = sorted(scores, key=lambda cid: -scores[cid])[:k]
-    merged = [hits[cid] for cid in order]
-    for hit in merged:
-        hit.score = scores[hit.chunk_id]
+            unit = _unit(hit)
+            scores[unit] = scores.get(unit, 0.0) + 1 / (60 + rank)
+            hits.setdefault(unit, hit)
+    order = sorted(scores, key=lambda unit: -scores[unit])[:k]
+    merged = [hits[unit] for unit in order]
+    for unit, hit in zip(order, merged, strict=True):
+        hit.score = scores[unit]
     return SearchResult(
         hits=merged,
         filters=first.filters,
@@ -424,3 +426,10 @@ def fuse_results(first: SearchResult, second: SearchResult, *, k: int) -> Search
         widened=first.widened,
         variant="rewrite+hyde",
     )
+
+
+def _unit(hit: Hit) -> object:
+    """What a result stands for: its page (finrag.retrieve.pages.PageHit), else its chunk.
+    Two rankings of pages may name one page by different best chunks."""
+    page = getattr(hit, "page", None)
+    return ("page", hit.document_id, page) if page is not None else hit.chunk_id
