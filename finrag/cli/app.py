@@ -27,7 +27,7 @@ from finrag.cli import (
     search_cmd,
     sessions_cmd,
 )
-from finrag.cli.render import err, log_warnings, print_error
+from finrag.cli.render import log_warnings, print_error, problems, set_quiet
 from finrag.cli.state import AppState
 from finrag.errors import ExitCode, FinragError
 from finrag.llm.interrupt import stop_model_calls_on_signals
@@ -72,12 +72,19 @@ def root(
     debug: Annotated[
         bool, typer.Option("--debug", help="Show tracebacks and debug logs on stderr.")
     ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="No progress, timings or notes on stderr (errors still show)."
+        ),
+    ] = False,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version."),
     ] = False,
 ) -> None:
     ctx.obj = AppState(config_file=config, debug=debug)
+    set_quiet(quiet)
     if debug:
         logging.basicConfig(level=logging.DEBUG, format="%(name)s: %(message)s", stream=sys.stderr)
     else:
@@ -117,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
             print_error(str(exc))
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, typer.Abort):
-        err.print("interrupted")
+        problems.print("interrupted")
         sys.exit(ExitCode.INTERRUPTED)
     except UnicodeEncodeError as exc:
         if "surrogates" not in exc.reason:

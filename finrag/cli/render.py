@@ -12,7 +12,23 @@ from rich.text import Text
 
 # rich honours NO_COLOR and drops styling when the stream is not a terminal.
 out = Console(highlight=False, soft_wrap=True)
+# Progress, timings and notes: what --quiet silences.
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+# Errors and warnings: never silenced, a script's user must still learn what went wrong.
+problems = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def set_quiet(quiet: bool) -> None:
+    """--quiet: no progress, timings or notes on stderr; errors and warnings still show."""
+    err.quiet = quiet
+
+
+def warn(message: str | Text) -> None:
+    """A warning on stderr that --quiet keeps (a widened filter, an unverified number)."""
+    text = message if isinstance(message, Text) else Text(message)
+    if not text.style and not text.spans:
+        text.stylize("yellow")
+    problems.print(text)
 
 
 def print_json(data: Any) -> None:
@@ -42,6 +58,6 @@ def log_warnings() -> None:
 
 def print_error(message: str, hint: str | None = None, *, label: str = "error") -> None:
     """An error on stderr; the message is plain text, never parsed as markup."""
-    err.print(Text.assemble((f"{label}: ", "bold red"), message))
+    problems.print(Text.assemble((f"{label}: ", "bold red"), message))
     if hint:
-        err.print(Text.assemble(("hint: ", "dim"), hint))
+        problems.print(Text.assemble(("hint: ", "dim"), hint))
