@@ -1,4 +1,4 @@
-"""Numbered SQL migrations from ``finrag/sql``, applied in order and recorded.
+"""Numbered SQL migrations from ``sql/`` (see ``finrag.datadir``), applied in order and recorded.
 
 Each migration runs in its own transaction and is recorded with a checksum in
 ``schema_migrations``; an advisory lock serializes processes that migrate at once.
@@ -10,15 +10,14 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import psycopg
 
+from finrag.datadir import data_dir
 from finrag.db.connection import SCHEMA, SCHEMA_LOCK_KEY
 from finrag.errors import MigrationError
 
 _FILENAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ class MigrationStatus:
 def discover() -> list[Migration]:
     """The migrations shipped with this version of finrag, in order."""
     found: dict[int, Migration] = {}
-    for entry in SQL_DIR.iterdir():
+    for entry in data_dir("sql").iterdir():
         match = _FILENAME.match(entry.name)
         if not match:
             continue

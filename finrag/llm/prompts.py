@@ -1,4 +1,4 @@
-"""Prompts are files in ``finrag/prompts/``, one per step, loaded by name.
+"""Prompts are files in ``prompts/`` (see ``finrag.datadir``), one per step, loaded by name.
 
 A file has a ``## system`` and/or a ``## user`` section; ``$name`` placeholders are
 filled with ``string.Template`` (braces in JSON examples need no escaping), and a
@@ -12,12 +12,11 @@ import hashlib
 import re
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from string import Template
 
+from finrag.datadir import data_dir
 from finrag.llm.base import Message
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 _SECTION = re.compile(r"^## (system|user)\s*$", re.M)
 
 
@@ -42,7 +41,7 @@ class Prompt:
 
 @cache
 def load_prompt(name: str) -> Prompt:
-    path = PROMPTS_DIR / f"{name}.md"
+    path = data_dir("prompts") / f"{name}.md"
     text = path.read_text(encoding="utf-8")
     parts = _SECTION.split(text)
     sections = {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
@@ -53,4 +52,4 @@ def load_prompt(name: str) -> Prompt:
 
 def prompt_digests() -> dict[str, str]:
     """Every prompt's short hash, for the record of an evaluation run."""
-    return {p.stem: load_prompt(p.stem).digest for p in sorted(PROMPTS_DIR.glob("*.md"))}
+    return {p.stem: load_prompt(p.stem).digest for p in sorted(data_dir("prompts").glob("*.md"))}
