@@ -20,6 +20,9 @@ class ExitCode(IntEnum):
     MODEL = 5  # a model or backend is missing or cannot load
     PARTIAL = 6  # some items succeeded, some failed
     NO_ANSWER = 7  # the filings in the store do not answer the question (a plain refusal)
+    # An answer states a number that is in no cited excerpt and no calculation (``ask``;
+    # with --strict also a number only "found in source", not traced to a stored fact).
+    UNVERIFIED = 8
     INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 

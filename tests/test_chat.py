@@ -63,7 +63,9 @@ def test_three_turns_with_follow_ups(store_and_settings) -> None:
     )
     chat = ChatSession(store, settings, name="review", llm=llm)
     first = chat.turn("What were ACME's capital expenditures in 2023?")
-    assert first.intent == "relevant" and first.verified is True
+    assert first.intent == "relevant" and first.supported is True
+    # In a cited excerpt, not in the facts store: found in source, not verified (issue 16).
+    assert first.status == "found_in_source" and first.verified is False
     assert first.trace["path"] == ["contextualize", "safety", "intent", "answer", "verify"]
     assert first.citations[0].document == "ACME_2023_10K" and first.citations[0].pages == [3, 3]
 
@@ -183,7 +185,8 @@ def test_multi_hop_comparison_keeps_every_citation(store_and_settings) -> None:
         (1, "ACME_2023_10K", [3, 3]),
         (2, "GLOBEX_2023_10K", [3, 3]),
     ]
-    assert result.verified is True and len(result.sub_questions) == 2
+    assert result.supported is True and result.status == "found_in_source"
+    assert len(result.sub_questions) == 2
 
 
 def test_decomposition_stops_at_the_depth_limit(store_and_settings) -> None:
@@ -221,7 +224,7 @@ def test_decomposition_stops_at_the_depth_limit(store_and_settings) -> None:
         "What was Globex's revenue?",
     ]
     assert result.reply.count("Not found in your filings.") == 3
-    assert result.verified is False and llm.replies == []
+    assert result.supported is False and result.status == "refused" and llm.replies == []
 
 
 def test_unsupported_answer_is_retried_once_then_caveated(store_and_settings) -> None:
@@ -243,7 +246,7 @@ def test_unsupported_answer_is_retried_once_then_caveated(store_and_settings) ->
     chat = ChatSession(store, settings, llm=llm)
     result = chat.turn("What were ACME's capital expenditures in 2023?")
     assert result.trace["path"][-3:] == ["verify", "retry", "verify"]
-    assert result.verified is False
+    assert result.supported is False and result.status == "found_in_source"
     assert result.reply.endswith("Not supported by the cited excerpts: in Ohio.")
     verify_prompt = llm.calls[2]["messages"][-1]["content"]
     assert "capital expenditures were $310 million" in verify_prompt, "checked against excerpts"
@@ -316,7 +319,8 @@ def test_chat_script_with_commands_and_sessions(store_and_settings, tmp_path, da
     answer, sources, filters, trace, declined = objects
     assert "can't tell you what to buy" in declined["answer"]
     assert answer["answer"] == "Globex revenue fell 3% to $4.0 billion in 2023 [1]."
-    assert answer["session"] == "scripted" and answer["verified"] is True
+    assert answer["session"] == "scripted" and answer["supported"] is True
+    assert answer["status"] == "found_in_source" and answer["verified"] is False
     assert sources["result"][0]["document"] == "GLOBEX_2023_10K"
     assert filters["result"]["companies"] == ["Globex"]
     assert trace["result"]["path"] == answer["trace"]["path"]

@@ -249,7 +249,8 @@ class ChatGraph:
         if a.route == "facts":
             # Every number is a stored cell or a calculation on them, traced: verified
             # by construction, nothing for a model to check against excerpts.
-            s.verified = True
+            s.supported = True
+            s.settle_numbers()
             return END, f"{route}; {len(a.citations)} cited cell(s)"
         return "verify", f"{route}; {len(a.citations)} citation(s), {len(a.flags)} flag(s)"
 
@@ -291,9 +292,10 @@ class ChatGraph:
         numbers = [f for f in s.flags if "unverified number" in f]
         unsupported += [f.split("unverified number ", 1)[1] for f in numbers]
         s.unsupported = list(dict.fromkeys(unsupported))
-        s.verified = not s.unsupported
-        if s.verified:
-            return END, "supported"
+        s.supported = not s.unsupported
+        s.settle_numbers()  # before a caveat is added: its words are no claims
+        if s.supported:
+            return END, f"supported; numbers: {s.status}"
         if not s.retried and not s.sub_answers:
             return "retry", f"unsupported: {'; '.join(s.unsupported)[:160]}"
         _caveat(s)
@@ -319,6 +321,7 @@ class ChatGraph:
         )
         if a.refused:  # the wider search found less: keep the first answer, say what failed
             if not s.answer.refused:
+                s.settle_numbers()
                 _caveat(s)
             return END, f"query: {rewrite.query}; nothing better found"
         self._take(s, a)

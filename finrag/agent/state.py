@@ -8,6 +8,7 @@ from typing import Any, Literal
 from finrag.answer.citations import Citation
 from finrag.answer.extraction import CalculationOutcome
 from finrag.answer.pipeline import Answer
+from finrag.answer.status import NO_NUMBERS, REFUSED, VERIFIED, check_numbers_status, overall_status
 from finrag.retrieve.context import ContextChunk
 from finrag.retrieve.filters import QueryFilters
 
@@ -52,10 +53,42 @@ class TurnState:
     calculations: list[CalculationOutcome] = field(default_factory=list)
     excerpts: list[ContextChunk] = field(default_factory=list)  # what the citations name
     flags: list[str] = field(default_factory=list)
-    verified: bool | None = None
+    # The faithfulness checker's verdict (a model's opinion, not a trace to stored facts).
+    supported: bool | None = None
+    # Each number of the reply and the reply's status (finrag.answer.status), set when
+    # an answer is settled; None for replies that are no answer (greetings, clarifying).
+    status: str | None = None
+    numbers: list[dict[str, str]] = field(default_factory=list)
     unsupported: list[str] = field(default_factory=list)
     retried: bool = False
     next_pending: Pending | None = None  # a clarification this turn asks
+
+    def settle_numbers(self) -> None:
+        """Each number of the reply checked against the stored facts, calculations and
+        cited excerpts the turn used; the reply's status from them."""
+        answers = [self.answer] if self.answer is not None else []
+        answers += self.sub_answers
+        refused = bool(answers) and all(a.refused for a in answers)
+        checks = check_numbers_status(
+            self.reply,
+            excerpts=self.excerpts,
+            fact_values=[v for a in answers for v in a.fact_values],
+            calculations=self.calculations,
+            facts=[f for a in answers if a.chunks is self.excerpts for f in a.facts],
+        )
+        self.numbers = [c.as_dict() for c in checks]
+        self.status = overall_status(checks, refused=refused)
+
+    def final_status(self) -> str:
+        """The turn's status: as settled, else refused (the question was declined or
+        not in the store) or no_numbers (a greeting, a clarifying question)."""
+        if self.status is not None:
+            return self.status
+        if self.intent in ("irrelevant", "declined"):
+            return REFUSED
+        if self.answer is not None and self.answer.refused:
+            return REFUSED
+        return NO_NUMBERS
 
 
 @dataclass
@@ -69,11 +102,22 @@ class TurnResult:
     calculations: list[CalculationOutcome]
     flags: list[str]
     assumptions: list[str]
-    verified: bool | None
     filters: dict[str, Any]
     sub_questions: list[str]
     trace: dict[str, Any]
     clarifying: bool = False
+    # verified | found_in_source | unsupported | no_numbers | refused (finrag.answer.status)
+    status: str = NO_NUMBERS
+    numbers: list[dict[str, str]] = field(default_factory=list)  # {number, status, source, ...}
+    supported: bool | None = None  # the faithfulness checker's verdict (a model's opinion)
+
+    @property
+    def verified(self) -> bool | None:
+        """True only when every number is traced to stored facts or a calculation on them;
+        None when the reply states no number or answers nothing."""
+        if self.status in (NO_NUMBERS, REFUSED):
+            return None
+        return self.status == VERIFIED
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -86,7 +130,12 @@ class TurnResult:
             "calculations": [c.as_dict() for c in self.calculations],
             "flags": self.flags,
             "assumptions": self.assumptions,
+            # "verified" was the checker's verdict before issue 16: now it is true only for
+            # numbers traced to stored facts; "status" and "numbers" say more.
+            "status": self.status,
             "verified": self.verified,
+            "numbers": self.numbers,
+            "supported": self.supported,
             "filters": self.filters,
             "sub_questions": self.sub_questions,
             "clarifying": self.clarifying,

@@ -34,12 +34,13 @@ from finrag.answer.extraction import (
 from finrag.answer.phrasing import phrase
 from finrag.answer.result import Answer
 from finrag.answer.routing import Route, choose_route
+from finrag.answer.status import settle
 from finrag.config import Settings
 from finrag.db import Store
 from finrag.db.documents import CompanyCoverage, describe_coverage, store_coverage
 from finrag.errors import ModelNotAvailable
-from finrag.llm import LLM, ChatResult, LLMError, get_llm
-from finrag.llm.base import json_schema
+from finrag.llm import LLM, ChatResult, LLMError, LLMTimeout, get_llm
+from finrag.llm.base import TIMEOUT_HINT, json_schema
 from finrag.llm.prompts import load_prompt
 from finrag.retrieve import Retriever, SearchResult
 from finrag.retrieve.context import ContextChunk, build_context, render_context
@@ -127,7 +128,11 @@ class Asker:
         on_token: OnToken | None = None,
         on_event: OnEvent | None = None,
     ) -> Answer:
-        """Refuse, or extract facts, calculate, write and check an answer from ``found``."""
+        """Refuse, or extract facts, calculate, write and check an answer from ``found``;
+        every number it states gets its status (finrag.answer.status)."""
+        return settle(self._answer_from(question, found, coverage, on_token, on_event))
+
+    def _answer_from(self, question, found, coverage, on_token, on_event) -> Answer:
         started = time.perf_counter()
         notify = on_event or (lambda _e: None)
         answer = Answer(question=question, answer="")
@@ -141,13 +146,25 @@ class Asker:
             return _refused(answer, ("unheld-period", unheld), started)
         route = self._route(question, found, answer.retrieval)
         if route.name == "facts":
-            return self._facts_answer(route, answer.retrieval, started)
+            return self._facts_answer(route, answer.retrieval, started, notify)
         if refusal:
             return _refused(answer, refusal, started)
         mixed = route.outcome.answer if route.name == "mixed" and route.outcome else None
         if not self.settings.answer.use_llm:
             return _without_model(answer, found, mixed, started)
+        try:
+            return self._model_answer(
+                question, found, coverage, answer, mixed, started, on_token, notify
+            )
+        except LLMTimeout as exc:
+            if mixed is None:
+                raise
+            return _facts_after_timeout(answer, mixed, exc, started)
 
+    def _model_answer(
+        self, question, found, coverage, answer, mixed, started, on_token, notify
+    ) -> Answer:
+        """Extract facts from the excerpts, calculate, write the answer and check it."""
         # Pages give their chunks breadth first up to the chunks the model reads: with
         # fewer pages than that, a page's second and third chunks fill the budget.
         context = build_context(found.hits, budget=self.settings.answer.k)
@@ -225,6 +242,7 @@ class Asker:
         notify("answering")
         reply = llm.chat(messages, on_token=on_token)
         _count(answer, reply)
+        notify("checking")
         text, added = attach_citations(reply.text.strip(), answer.facts)
         problems = check_numbers(text, context, answer.facts, answer.calculations)
         if problems:
@@ -271,7 +289,9 @@ class Asker:
         trace["route"], trace["route_reason"] = route.name, route.reason
         return route
 
-    def _facts_answer(self, route: Route, trace: dict[str, Any], started: float) -> Answer:
+    def _facts_answer(
+        self, route: Route, trace: dict[str, Any], started: float, notify: OnEvent
+    ) -> Answer:
         """The facts route's answer, worded by the model when one is used (its numbers
         held to the template's), else the template."""
         answer = route.outcome.answer
@@ -285,6 +305,7 @@ class Asker:
                 answer.flags.append(f"no model to word the answer ({exc.message}): template")
                 answer.timings["total"] = _since(started)
                 return answer
+            notify("phrasing")
             text, problem, tokens = phrase(llm, answer)
             answer.timings["phrase"] = _since(t0)
             answer.backend, answer.model = llm.backend, llm.model
@@ -348,6 +369,19 @@ def _without_model(
     )
     answer.timings["total"] = _since(started)
     return answer
+
+
+def _facts_after_timeout(answer: Answer, mixed: Answer, exc: LLMTimeout, started: float) -> Answer:
+    """The model timed out on a question the facts store partly answers: the stored
+    figures, said to be all there is, rather than nothing."""
+    mixed.retrieval = answer.retrieval
+    mixed.route = "mixed"
+    mixed.flags.append(
+        f"the model timed out ({exc.message}): answered from the facts store only; the "
+        f"rest of the question needs the model ({TIMEOUT_HINT})"
+    )
+    mixed.timings["total"] = _since(started)
+    return mixed
 
 
 def _with_fact_sources(mixed: Answer, found: SearchResult) -> list[ContextChunk]:

@@ -25,6 +25,11 @@ class Answer:
     flags: list[str] = field(default_factory=list)  # what could not be verified
     # Numbers in no cited excerpt and no calculation result: {number, sentence, reason}.
     unverified_numbers: list[dict[str, str]] = field(default_factory=list)
+    # Each number the answer states, checked: {number, status, source, sentence}, status
+    # verified | found_in_source | unsupported (finrag.answer.status).
+    numbers: list[dict[str, str]] = field(default_factory=list)
+    # The answer's status: its weakest number's, or "no_numbers" / "refused".
+    status: str = "no_numbers"
     invalid_citations: list[int] = field(default_factory=list)  # markers that name no excerpt
     backend: str | None = None
     model: str | None = None

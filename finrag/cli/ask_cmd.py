@@ -1,8 +1,7 @@
-"""`finrag ask`: one question, a cited answer streamed to stdout, sources and checks after it."""
+"""`finrag ask`: one question, a cited answer once checked, each number's status, sources."""
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -10,20 +9,26 @@ from rich.text import Text
 
 from finrag.answer.citations import Citation
 from finrag.answer.extraction import CalculationOutcome
+from finrag.answer.markdown import answer_markdown
 from finrag.answer.pipeline import Answer, Asker
+from finrag.answer.status import FOUND_IN_SOURCE, UNSUPPORTED, VERIFIED, WORDS
 from finrag.cli.inputs import clean_option, question_text
+from finrag.cli.progress import Activity
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
-from finrag.errors import ExitCode
+from finrag.errors import ExitCode, UsageError
 from finrag.retrieve.context import page_label
 
 _STAGES = {
     "retrieved": "reading the excerpts",
     "extracted": "checking facts and calculations",
+    "phrasing": "wording the facts store's answer",
     "answering": "writing the answer",
+    "checking": "checking the answer's numbers",
     "retrying": "a number was not in its sources: answering again",
 }
+_FORMATS = ("text", "md", "json")
 
 
 def ask_command(
@@ -42,6 +47,14 @@ def ask_command(
     backend: Annotated[
         str | None, typer.Option(help="LLM backend: auto, ollama, embedded (default: llm.backend).")
     ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="Seconds one model call may take (default: llm.timeout_s, 300).",
+            min=1,
+        ),
+    ] = None,
     no_llm: Annotated[
         bool,
         typer.Option(
@@ -50,6 +63,20 @@ def ask_command(
             "others get the closest excerpts and exit 7.",
         ),
     ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Exit 8 unless every number is verified (a stored fact or a calculation on "
+            "them); a number only found in an excerpt fails too.",
+        ),
+    ] = False,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format", help="Output: text, md (Markdown: answer, sources, calculations) or json."
+        ),
+    ] = "text",
     as_json: Annotated[
         bool,
         typer.Option("--json", help="Print {answer, citations, calculations, ...} as JSON."),
@@ -57,83 +84,111 @@ def ask_command(
 ) -> None:
     """Answer a question from the stored filings, citing document and page.
 
-    Exit 0 with an answer, 7 when the filings do not hold one (the reply says what was
-    searched and what the store holds).
+    Each number is checked: "verified" (a stored fact, or a calculation on stored facts),
+    "found in source" (printed in a cited excerpt) or "unsupported". Exit 0 with an
+    answer, 7 when the filings do not hold one, 8 when a number is unsupported (with
+    --strict: any number not verified).
     """
+    if output_format not in _FORMATS:
+        raise UsageError(f"unknown --format {output_format!r}", hint="use text, md or json")
+    if as_json:
+        output_format = "json"
     question = question_text(question)
     company, form = clean_option(company), clean_option(form)
-    settings = with_options(app_state(ctx).settings, "llm", backend=backend)
+    settings = with_options(app_state(ctx).settings, "llm", backend=backend, timeout_s=timeout)
     settings = with_options(settings, "answer", use_llm=False if no_llm else None)
-    # Stream only to a terminal: a script reads the final, checked answer once.
-    stream = not as_json and out.is_terminal
-    status = err.status("retrieving", spinner="dots") if err.is_terminal else None
-    streamed: list[str] = []
+    # The answer is printed once it has passed its checks: while the model writes, the
+    # status line shows the stage, the time and tokens/s (never an unchecked draft).
+    with open_store(settings) as store, Activity("retrieving") as activity:
 
-    def on_event(event: str) -> None:
-        if event == "retrying" and streamed:
-            out.print()
-            streamed.clear()
-        if status is not None:
-            if event == "answering" and stream:
-                status.stop()
-            else:
-                status.update(_STAGES.get(event, event))
-        if event == "retrying":
-            err.print(Text(_STAGES["retrying"], style="yellow"))
+        def on_event(event: str) -> None:
+            activity.stage(_STAGES.get(event, event))
+            if event == "retrying":
+                activity.line(Text(_STAGES["retrying"], style="yellow"))
 
-    def on_token(piece: str) -> None:
-        streamed.append(piece)
-        sys.stdout.write(piece)
-        sys.stdout.flush()
-
-    with open_store(settings) as store:
-        if status is not None:
-            status.start()
-        try:
-            answer = Asker(store, settings).ask(
-                question,
-                k=k,
-                overrides={"company": company, "year": year, "quarter": quarter, "form": form},
-                on_token=on_token if stream else None,
-                on_event=on_event,
-            )
-        finally:
-            if status is not None:
-                status.stop()
-    if as_json:
+        answer = Asker(store, settings).ask(
+            question,
+            k=k,
+            overrides={"company": company, "year": year, "quarter": quarter, "form": form},
+            on_token=lambda _piece: activity.tokens(),
+            on_event=on_event,
+        )
+    if output_format == "json":
         print_json(answer.as_dict())
+    elif output_format == "md":
+        out.file.write(answer_markdown(answer))
+        out.file.flush()
+        print_notes(answer)
     else:
-        if streamed:
-            out.print()
-        else:
-            out.print(Text(answer.answer))
+        out.print(Text(answer.answer))
         print_sources(answer)
     if answer.refused:
         raise typer.Exit(ExitCode.NO_ANSWER)
+    if failed_check(answer, strict=strict):
+        raise typer.Exit(ExitCode.UNVERIFIED)
+
+
+def failed_check(answer: Answer, *, strict: bool = False) -> bool:
+    """Exit 8: a number is unsupported; with ``strict``, any number is not verified."""
+    statuses = {n["status"] for n in answer.numbers}
+    if strict:
+        return bool(statuses - {VERIFIED})
+    return UNSUPPORTED in statuses
 
 
 def print_sources(answer: Answer) -> None:
-    """Citations and calculations on stdout (they are part of the answer); checks and
-    timings on stderr."""
-    if answer.unverified_numbers:  # on stdout, with the answer: a wrong number never goes quietly
-        numbers = ", ".join(dict.fromkeys(u["number"] for u in answer.unverified_numbers))
-        out.print(
-            Text(f"\nNot verified: {numbers} (in no cited excerpt, no calculation)", style="yellow")
-        )
+    """Number checks, citations and calculations on stdout (they are part of the answer);
+    checks and timings on stderr."""
+    print_numbers(answer.numbers)
     print_citations(answer.citations)
     print_calculations(answer.calculations)
+    print_notes(answer)
+
+
+_MARK = {VERIFIED: ("verified", "green"), FOUND_IN_SOURCE: ("found in source", "yellow")}
+
+
+def print_numbers(numbers: list[dict[str, str]]) -> None:
+    """Each number's status, in words: a number only found in an excerpt never reads as
+    verified, and an unsupported one never goes quietly."""
+    if not numbers:
+        return
+    out.print(Text("\nNumbers", style="bold"))
+    for n in unique_numbers(numbers):
+        word, style = _MARK.get(n["status"], ("unsupported", "bold red"))
+        source = f" · {n['source']}" if n["source"] else ""
+        out.print(Text.assemble(f"{n['number']}  ", (word, style), (source, "dim")))
+
+
+def unique_numbers(numbers: list[dict[str, str]]) -> list[dict[str, str]]:
+    """One line per number and status, in order of first use."""
+    seen: dict[tuple[str, str], dict[str, str]] = {}
+    for n in numbers:
+        seen.setdefault((n["number"], n["status"]), n)
+    return list(seen.values())
+
+
+def print_notes(answer: Answer) -> None:
+    """Checks, route and timings: on stderr, each on its own line."""
     for flag in answer.flags:
         err.print(Text(f"check: {flag}", style="yellow"))
     reason = answer.retrieval.get("route_reason")
     if reason:
         err.print(Text(f"route: {answer.route} · {reason}", style="dim"))
+    status = WORDS.get(answer.status, answer.status)
     if answer.route == "facts" and not answer.backend:
-        err.print(Text(f"facts store · {answer.timings.get('total', 0):.1f} s", style="dim"))
+        err.print(
+            Text(
+                f"status: {status} · facts store · {answer.timings.get('total', 0):.1f} s",
+                style="dim",
+            )
+        )
     elif answer.backend:
         tokens = answer.tokens
         err.print(
             Text(
-                f"{answer.backend} {answer.model} · {answer.timings.get('total', 0):.1f} s · "
+                f"status: {status} · {answer.backend} {answer.model} · "
+                f"{answer.timings.get('total', 0):.1f} s · "
                 f"{tokens['prompt']:,} tokens in, {tokens['completion']:,} out",
                 style="dim",
             )

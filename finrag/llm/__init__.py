@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from finrag.config import Settings
 from finrag.errors import ModelNotAvailable
-from finrag.llm.base import LLM, ChatResult, LLMError, Message, Tool, ToolCall
+from finrag.llm.base import LLM, ChatResult, LLMError, LLMTimeout, Message, Tool, ToolCall
 
-__all__ = ["LLM", "ChatResult", "LLMError", "Message", "Tool", "ToolCall", "get_llm"]
+__all__ = ["LLM", "ChatResult", "LLMError", "LLMTimeout", "Message", "Tool", "ToolCall", "get_llm"]
 
 
 def get_llm(settings: Settings) -> LLM:

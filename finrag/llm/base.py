@@ -28,6 +28,19 @@ class LLMError(FinragError):
     exit_code = ModelNotAvailable.exit_code
 
 
+TIMEOUT_HINT = (
+    "raise the limit: `--timeout SECONDS` on ask, FINRAG_LLM__TIMEOUT_S=SECONDS, or "
+    "llm.timeout_s in the config file; or ask for less (--k), or use a faster backend"
+)
+
+
+class LLMTimeout(LLMError):
+    """A model call ran past llm.timeout_s."""
+
+    def __init__(self, message: str, *, hint: str | None = TIMEOUT_HINT) -> None:
+        super().__init__(message, hint=hint)
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -136,10 +149,7 @@ class Deadline:
 
     def check(self) -> None:
         if self.elapsed() > self.seconds:
-            raise LLMError(
-                f"{self.what} took longer than {self.seconds:.0f} s",
-                hint="raise llm.timeout_s, ask for less (--k), or use a faster backend",
-            )
+            raise LLMTimeout(f"{self.what} took longer than {self.seconds:.0f} s")
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started

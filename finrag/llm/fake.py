@@ -2,6 +2,8 @@
 
 A reply is a string (returned as text), a dict or a pydantic model (returned as JSON),
 a ``ToolCall`` list, or a callable that receives the messages and returns one of those.
+A dict ``{"__error__": "timeout"}`` (or any other message) raises, as a model that timed
+out (``LLMTimeout``) or failed (``LLMError``) would.
 The same validation as the real backends applies, so a wrong script fails like a
 wrong model would.
 """
@@ -16,7 +18,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from finrag.llm.base import ChatResult, LLMError, Message, OnToken, Tool, ToolCall, parse_output
+from finrag.llm.base import (
+    ChatResult,
+    LLMError,
+    LLMTimeout,
+    Message,
+    OnToken,
+    Tool,
+    ToolCall,
+    parse_output,
+)
 
 Reply = str | dict | BaseModel | list[ToolCall] | Callable[[Sequence[Message]], Any]
 
@@ -59,6 +70,11 @@ class FakeLLM:
         reply = self.replies.pop(0)
         if callable(reply) and not isinstance(reply, BaseModel):
             reply = reply(messages)
+        if isinstance(reply, dict) and "__error__" in reply:
+            what = str(reply["__error__"])
+            if what == "timeout":
+                raise LLMTimeout(f"the fake model ({self.model}) took longer than its timeout")
+            raise LLMError(f"the fake model ({self.model}) failed: {what}")
         result = ChatResult(text="", backend=self.backend, model=self.model)
         if isinstance(reply, list) and all(isinstance(r, ToolCall) for r in reply):
             result.tool_calls = list(reply)

@@ -17,6 +17,7 @@ from finrag.llm.base import (
     ChatResult,
     Deadline,
     LLMError,
+    LLMTimeout,
     Message,
     OnToken,
     Tool,
@@ -90,10 +91,9 @@ class OllamaLLM:
                 ) from None
             raise LLMError(f"Ollama at {self.host} failed: {exc.error}") from None
         except httpx.TimeoutException:
-            raise LLMError(
+            raise LLMTimeout(
                 f"Ollama ({self.model} at {self.host}) gave no answer within "
-                f"{self.settings.timeout_s:.0f} s",
-                hint="raise llm.timeout_s, or check the server's load",
+                f"{self.settings.timeout_s:.0f} s"
             ) from None
         except (httpx.HTTPError, ConnectionError) as exc:
             raise ModelNotAvailable(
