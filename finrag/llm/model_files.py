@@ -9,10 +9,13 @@ whole file (``finrag doctor``). A damaged or partial file is re-assembled.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.util
 import json
+import logging
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,8 +148,35 @@ def verify(model: ModelFile) -> bool:
     return digest.hexdigest() == model.sha256
 
 
+_log_callback = None  # the ctypes callback: kept alive here, llama.cpp calls it
+
+
+def quiet_llama_logs() -> None:
+    """llama.cpp's notes off stderr unless --debug. llama-cpp-python maps ggml's log
+    levels by an older enum, so with ``verbose=False`` its warnings still print
+    ("llama_context: n_ctx_seq (512) > n_ctx_train (0)" at doctor's vocabulary-only load):
+    its callback is replaced by one that writes only when finrag logs at debug level."""
+    global _log_callback
+    if _log_callback is not None:
+        return
+    try:
+        import llama_cpp
+    except ImportError:
+        return  # the caller reports it
+
+    @llama_cpp.llama_log_callback
+    def forward(level: int, text: bytes, _user: ctypes.c_void_p) -> None:
+        if logging.getLogger("finrag").isEnabledFor(logging.DEBUG):
+            sys.stderr.write(text.decode("utf-8", "replace"))
+
+    _log_callback = forward
+    llama_cpp.llama_log_set(forward, ctypes.c_void_p(0))
+
+
 def resolve_gguf(embedded_model: str, models_dir: Path) -> ModelFile:
-    """The bundled model by name, or a .gguf file the user points at."""
+    """The bundled model by name, or a .gguf file the user points at (about to be loaded
+    by llama.cpp: its log level is set here, for every caller)."""
+    quiet_llama_logs()
     if embedded_model in {BUNDLED_MODEL, "bundled"}:
         return bundled_model(models_dir)
     path = Path(embedded_model).expanduser()
