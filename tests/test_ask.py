@@ -221,7 +221,8 @@ def test_ask_cli_json_and_exit_codes(store_and_settings, tmp_path: Path, databas
     data = json.loads(result.stdout)
     assert data["answer"] == "Globex revenue fell 3% to $4.0 billion in 2023 [1]."
     (citation,) = data["citations"]
-    assert citation["document"] == "GLOBEX_2023_10K" and citation["pages"] == [2, 2]
+    assert citation["document"] == "GLOBEX_2023_10K.pdf" and citation["pages"] == [2, 2]
+    assert citation["ref"] == "GLOBEX_2023_10K.pdf#page=2" and citation["path"].endswith(".pdf")
     assert {"chunk_id", "quote", "section", "n"} <= set(citation)
     assert data["backend"] == "fake" and data["flags"] == []
     assert {"prompt", "completion"} == set(data["tokens"])

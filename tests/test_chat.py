@@ -321,7 +321,7 @@ def test_chat_script_with_commands_and_sessions(store_and_settings, tmp_path, da
     assert answer["answer"] == "Globex revenue fell 3% to $4.0 billion in 2023 [1]."
     assert answer["session"] == "scripted" and answer["supported"] is True
     assert answer["status"] == "found_in_source" and answer["verified"] is False
-    assert sources["result"][0]["document"] == "GLOBEX_2023_10K"
+    assert sources["result"][0]["document"] == "GLOBEX_2023_10K.pdf"
     assert filters["result"]["companies"] == ["Globex"]
     assert trace["result"]["path"] == answer["trace"]["path"]
 
@@ -330,7 +330,7 @@ def test_chat_script_with_commands_and_sessions(store_and_settings, tmp_path, da
     shown = json.loads(run_finrag("sessions", "show", "scripted", "--json", env=env).stdout)
     roles = [(m["turn"], m["role"]) for m in shown["messages"]]
     assert roles == [(1, "user"), (1, "assistant"), (2, "user"), (2, "assistant")]
-    assert shown["messages"][1]["citations"][0]["document"] == "GLOBEX_2023_10K"
+    assert shown["messages"][1]["citations"][0]["document"] == "GLOBEX_2023_10K.pdf"
     assert shown["messages"][1]["trace"]["trace"]["path"][-1] == "verify"
     assert run_finrag("sessions", "rm", "scripted", env=env).returncode == 0
     missing = run_finrag("sessions", "show", "scripted", env=env)

@@ -369,7 +369,7 @@ def test_ask_json_shows_the_facts_route(facts_home: Path, tmp_path: Path) -> Non
     assert data["route"] == "facts" and data["retrieval"]["route"] == "facts"
     assert "$9,583 million [1]" in data["answer"]
     (citation,) = data["citations"]
-    assert citation["document"] == "BESTBUY_2024Q2_10Q" and citation["pages"] == [4, 4]
+    assert citation["document"] == "BESTBUY_2024Q2_10Q.pdf" and citation["pages"] == [4, 4]
     assert citation["quote"] == "Revenue: $9,583"
     assert data["backend"] is None and data["tokens"] == {"prompt": 0, "completion": 0}
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from pathlib import PurePath
 
 from finrag.answer.extraction import CalculationOutcome, CheckedFact
 from finrag.answer.numbers import Amount, found_in, material, parse_amounts
 from finrag.ingest.sentences import split_sentences
+from finrag.refs import document_fields, page_ref
 from finrag.retrieve.context import ContextChunk
 from finrag.tables import table_in_words
 from finrag.text import clip
@@ -21,15 +23,41 @@ _QUOTE_CHARS = 240
 @dataclass
 class Citation:
     n: int
-    document: str
+    document: str  # the short name the Sources list prints (the file's stem)
     pages: list[int | None]
     section: str
     chunk_id: int
     quote: str
     flagged: str | None = None  # the excerpt's instruction-like words, found at ingest
+    path: str = ""  # the file as ingested
+    document_id: int | None = None
+
+    @property
+    def page(self) -> int | None:
+        return next((p for p in self.pages if p is not None), None)
+
+    @property
+    def ref(self) -> str:
+        """'BESTBUY_2024Q2_10Q.pdf#page=16': what `finrag open` takes back."""
+        return page_ref(self.path or self.document, self.page)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The JSON shape (finrag.refs): ``document`` is the file name, beside it ``path``,
+        ``document_id``, the first ``page`` and the ``ref``; ``pages`` is [start, end]."""
+        data = asdict(self)
+        if self.path:
+            data.update(document_fields(self.path, self.document_id))
+        return {**data, "page": self.page, "ref": self.ref}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Citation:
+        """A citation as stored with a chat turn (old turns have the stem and no path)."""
+        path = data.get("path") or ""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        if path:
+            values["document"] = PurePath(path).stem
+        return cls(**values)
 
 
 @dataclass(frozen=True)
@@ -137,6 +165,8 @@ def map_citations(
                     chunk_id=hit.chunk_id,
                     quote=_quote(sentence, chunk, facts),
                     flagged=hit.flagged,
+                    path=hit.document,
+                    document_id=hit.document_id,
                 )
     return list(citations.values()), invalid
 

@@ -187,6 +187,8 @@ class _Sources:
                 chunk_id=fact.chunk_id if fact.chunk_id is not None else 0,
                 quote=quote,
                 flagged=chunk.hit.flagged if chunk else None,
+                path=fact.document,
+                document_id=fact.document_id,
             )
         )
         self.checked.append(CheckedFact(source=n, quote=quote, value=fact.printed, ok=True))

@@ -44,4 +44,5 @@ class Answer:
         data = asdict(replace(self, chunks=[]))
         data.pop("chunks")
         data["calculations"] = [c.as_dict() for c in self.calculations]
+        data["citations"] = [c.as_dict() for c in self.citations]  # with path, page, ref
         return data

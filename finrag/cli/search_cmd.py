@@ -14,6 +14,7 @@ from finrag.cli.inputs import clean_option, question_text
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
+from finrag.refs import document_fields, page_ref
 from finrag.retrieve import Hit, Retriever, SearchResult, Variant
 from finrag.retrieve.pages import PageHit
 
@@ -81,11 +82,19 @@ def hit_dict(hit: Hit) -> dict:
     """One hit as plain data, with the page it stands for and the chunks grouped under it
     (a chunk stands for the page it starts on, and only itself)."""
     if not isinstance(hit, PageHit):
-        return {**asdict(hit), "page": hit.page_start, "chunk_ids": [hit.chunk_id]}
+        return {
+            **asdict(hit),
+            **document_fields(hit.document, hit.document_id),
+            "page": hit.page_start,
+            "ref": page_ref(hit.document, hit.page_start),
+            "chunk_ids": [hit.chunk_id],
+        }
     data = {f.name: getattr(hit, f.name) for f in fields(Hit)}
     return {
         **data,
+        **document_fields(hit.document, hit.document_id),
         "page": hit.page,
+        "ref": page_ref(hit.document, hit.page),
         "chunk_ids": hit.chunk_ids,
         "chunks": [
             {

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
+from finrag.refs import document_fields
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -36,10 +38,13 @@ class StoredDocument:
     ingested_at: datetime
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        """Its fields, with ``document`` and ``document_id`` as every --json names a
+        document (finrag.refs)."""
+        fields = {
             k: (v.isoformat() if isinstance(v, date | datetime) else v)
             for k, v in self.__dict__.items()
         }
+        return {**fields, **document_fields(self.path, self.id)}
 
 
 _SELECT = """

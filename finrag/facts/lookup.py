@@ -22,6 +22,7 @@ from finrag.facts.dictionary import metric as find_metric
 from finrag.facts.periods import FiscalCalendar
 from finrag.facts.statements import newest_first, period_key
 from finrag.facts.store import StoredFact, query_facts
+from finrag.refs import document_fields, page_ref
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,9 @@ class MetricValue:
             "label": self.fact.label,
             "concept": self.fact.concept,
             "printed": self.fact.printed,
-            "document": self.fact.document,
+            **document_fields(self.fact.document, self.fact.document_id),
             "page": self.fact.page,
+            "ref": page_ref(self.fact.document, self.fact.page),
             "fact_id": self.fact.id,
         }
 

@@ -10,6 +10,7 @@ import psycopg
 
 from finrag.facts import model
 from finrag.facts.store import StoredFact, query_facts
+from finrag.refs import document_fields, page_ref
 
 STATEMENT_NAMES = {
     "income": model.INCOME,
@@ -92,8 +93,9 @@ def _cell(fact: StoredFact) -> dict[str, Any]:
         "value": None if fact.value is None else str(fact.value),
         "unit": fact.unit,
         "printed": fact.printed,
-        "document": fact.document,
+        **document_fields(fact.document, fact.document_id),
         "page": fact.page,
+        "ref": page_ref(fact.document, fact.page),
         "fact_id": fact.id,
     }
 
