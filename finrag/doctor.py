@@ -51,10 +51,12 @@ def _guarded(name: str, required: bool, probe: Callable[[], Check]) -> Check:
         return Check(name, "fail", required, exc.message, fix=exc.hint)
 
 
-def run_checks(settings: Settings) -> Report:
+def run_checks(settings: Settings, on_check: Callable[[str], None] | None = None) -> Report:
+    """Every check in turn; ``on_check`` hears each one's name as it starts (progress)."""
     from finrag.db import open_store
     from finrag.db.migrate import status as migration_status
 
+    starting = on_check or (lambda _name: None)
     checks: list[Check] = []
     store_box: list[Any] = []
 
@@ -77,6 +79,7 @@ def run_checks(settings: Settings) -> Report:
             data={"kind": store.kind, "url": store.display_url, "open_s": round(elapsed, 3)},
         )
 
+    starting("starting or reaching the database")
     checks.append(_guarded("database", True, database))
     store = store_box[0] if store_box else None
     try:
@@ -113,6 +116,7 @@ def run_checks(settings: Settings) -> Report:
                     data={"applied": state.applied},
                 )
 
+            starting("checking migrations")
             checks.append(_guarded("migrations", True, migrations))
             checks.append(
                 Check(
@@ -130,11 +134,14 @@ def run_checks(settings: Settings) -> Report:
         if store is not None:
             store.close()
 
+    starting("loading the embedder")
     checks.append(_guarded("embedder", True, lambda: _check_embedder(settings)))
+    starting("asking Ollama")
     ollama = _check_ollama(settings)
     choice = _check_llm_choice(settings, ollama)
     embedded_needed = choice.data["backend"] == "embedded"
     checks.append(ollama)
+    starting("checking the embedded LLM")
     checks.append(
         _guarded(
             "embedded llm",

@@ -6,9 +6,8 @@ from typing import Annotated
 
 import typer
 from pydantic import SecretStr
-from rich.table import Table
 
-from finrag.cli.render import out, print_json
+from finrag.cli.render import print_json, print_table
 from finrag.cli.state import app_state
 from finrag.config import explain_settings, resolve_config_file
 from finrag.db.connection import redact
@@ -40,10 +39,8 @@ def show(
             }
         )
         return
-    table = Table(title=f"config file: {path}{'' if path.is_file() else ' (absent)'}")
-    table.add_column("setting")
-    table.add_column("value")
-    table.add_column("source")
-    for r in rows:
-        table.add_row(r.key, str(_display(r.value)), r.source)
-    out.print(table)
+    print_table(
+        ["setting", "value", "source"],
+        ([r.key, str(_display(r.value)), r.source] for r in rows),
+        title=f"config file: {path}{'' if path.is_file() else ' (absent)'}",
+    )

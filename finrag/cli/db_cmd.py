@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from finrag.cli.progress import Activity, seconds_words
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state
 from finrag.config import Settings
@@ -82,10 +83,15 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
 def start(ctx: typer.Context) -> None:
     """Start the embedded server and keep it running between commands."""
     server = _embedded_only(app_state(ctx).settings, "start")
-    url = server.start()
-    # Open the store once so migrations and the embedding model are settled now.
-    open_store(app_state(ctx).settings).close()
-    err.print(f"embedded server running; it stays up until `finrag db stop` ({url})")
+    with Activity("starting the embedded server") as activity:
+        url = server.start()
+        # Open the store once so migrations and the embedding model are settled now.
+        activity.stage("checking migrations and the embedding model")
+        open_store(app_state(ctx).settings).close()
+    err.print(
+        f"embedded server running ({seconds_words(activity.elapsed)}); it stays up until "
+        f"`finrag db stop` ({url})"
+    )
 
 
 @app.command("stop")
@@ -97,7 +103,8 @@ def stop(
 ) -> None:
     """Stop the embedded server (it also stops by itself when no finrag process needs it)."""
     server = _embedded_only(app_state(ctx).settings, "stop")
-    stopped = server.stop(force=force)
+    with Activity("stopping the embedded server"):
+        stopped = server.stop(force=force)
     err.print("embedded server stopped" if stopped else "embedded server was not running")
 
 
@@ -152,8 +159,9 @@ def reset(
         if not sys.stdin.isatty():
             raise UsageError("reset deletes all finrag data", hint="pass --yes to confirm")
         typer.confirm("Delete every ingested document, chunk and conversation?", abort=True)
-    store = open_store(app_state(ctx).settings, reset=True)
-    store.close()
+    with Activity("dropping and recreating the store"):
+        store = open_store(app_state(ctx).settings, reset=True)
+        store.close()
     err.print(f"store reset; embedding model now {store.embedder.model_id}")
 
 
@@ -169,7 +177,11 @@ def summarize(
     them for the documents it stores; this is for a store ingested before)."""
     settings = app_state(ctx).settings
     started = time.perf_counter()
-    with open_store(settings) as store, store.connect() as conn:
+    with (
+        Activity("summarizing sections and documents"),
+        open_store(settings) as store,
+        store.connect() as conn,
+    ):
         written = summarize_store(
             conn, get_embedder(settings.embed, settings.models_dir), missing_only=missing
         )

@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from finrag.cli.render import err, out, print_json
+from finrag.cli.render import Column, err, out, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
 from finrag.db.companies import document_aliases
@@ -40,21 +39,25 @@ def list_command(ctx: typer.Context, as_json: JsonOption = False) -> None:
     if not docs:
         err.print("no documents yet: `finrag ingest PATH` adds some")
         return
-    table = Table()
-    for column in ("id", "company", "ticker", "form", "period", "pages", "chunks", "file"):
-        table.add_column(column, overflow="fold")
-    for d in docs:
-        table.add_row(
-            str(d.id),
-            d.company or "",
-            d.ticker or "",
-            d.form_type or "",
-            _period(d),
-            str(d.pages or ""),
-            str(d.chunks),
-            Path(d.path).name,
-        )
-    out.print(table)
+    columns = [Column("id", justify="right", no_wrap=True), "company", "ticker", "form"]
+    columns += [Column("period", no_wrap=True), Column("pages", justify="right", no_wrap=True)]
+    columns += [Column("chunks", justify="right", no_wrap=True), "file"]
+    print_table(
+        columns,
+        (
+            [
+                d.id,
+                d.company or "",
+                d.ticker or "",
+                d.form_type or "",
+                _period(d),
+                d.pages or "",
+                d.chunks,
+                Path(d.path).name,
+            ]
+            for d in docs
+        ),
+    )
 
 
 @app.command("show")

@@ -6,10 +6,16 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
-from finrag.cli.render import err, out, print_json
+from finrag.cli.render import Column, err, print_json, print_table
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import UsageError
@@ -234,59 +240,66 @@ def _compare_answers(
 
 
 def _print_comparison(comparison: Comparison) -> None:
-    table = Table(title=f"answers on {Path(comparison.dataset).name}, configurations compared")
-    table.add_column("")
-    for name in comparison.variants:
-        table.add_column(name, justify="right")
-    for label, cells in comparison_rows(comparison):
-        table.add_row(label, *cells)
-    out.print(table)
+    columns = [Column(""), *(Column(n, justify="right", no_wrap=True) for n in comparison.variants)]
+    print_table(
+        columns,
+        ([label, *cells] for label, cells in comparison_rows(comparison)),
+        title=f"answers on {Path(comparison.dataset).name}, configurations compared",
+    )
 
 
-def _breakdown_table(title: str, column: str, groups: dict) -> Table:
-    table = Table(title=title)
-    for name in (column, "n", "correct", "headline right", "refused", "p50 / p95 s"):
-        table.add_column(name, justify="left" if name == column else "right")
-    for name, g in groups.items():
-        table.add_row(
-            name,
-            str(g["n"]),
-            fmt(g["auto_correct"]["value"]),
-            fmt(g["numeric_correct"]["value"]),
-            fmt(g["refusal_rate"]["value"]),
-            f"{g['latency_s']['p50']} / {g['latency_s']['p95']}",
-        )
-    return table
+def _print_breakdown(title: str, column: str, groups: dict) -> None:
+    names = (column, "n", "correct", "headline right", "refused", "p50 / p95 s")
+    columns = [Column(column)] + [Column(n, justify="right", no_wrap=True) for n in names[1:]]
+    print_table(
+        columns,
+        (
+            [
+                name,
+                g["n"],
+                fmt(g["auto_correct"]["value"]),
+                fmt(g["numeric_correct"]["value"]),
+                fmt(g["refusal_rate"]["value"]),
+                f"{g['latency_s']['p50']} / {g['latency_s']['p95']}",
+            ]
+            for name, g in groups.items()
+        ),
+        title=title,
+    )
 
 
 def _print_answer_summary(report: AnswerReport) -> None:
     s = report.summary
-    table = Table(title=f"answers on {Path(report.dataset).name} ({report.questions} questions)")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
-    table.add_column("n", justify="right")
-    for name in (
-        "auto_correct",
-        "numeric_correct",
-        "polarity_correct",
-        "judge_correct",
-        "refusal_rate",
-        "error_rate",
-        "citation_valid",
-        "valid_citation_share",
-        "evidence_cited",
-        "numbers_untraceable",
-    ):
-        table.add_row(name.replace("_", " "), fmt(s[name]["value"]), str(s[name]["n"]))
-    table.add_row("latency p50 / p95 s", f"{s['latency_s']['p50']} / {s['latency_s']['p95']}", "")
-    table.add_row(
-        "tokens in / out per question",
-        f"{s['tokens']['prompt_per_question']:,} / {s['tokens']['completion_per_question']:,}",
-        "",
+    rows = [
+        [name.replace("_", " "), fmt(s[name]["value"]), s[name]["n"]]
+        for name in (
+            "auto_correct",
+            "numeric_correct",
+            "polarity_correct",
+            "judge_correct",
+            "refusal_rate",
+            "error_rate",
+            "citation_valid",
+            "valid_citation_share",
+            "evidence_cited",
+            "numbers_untraceable",
+        )
+    ]
+    rows.append(["latency p50 / p95 s", f"{s['latency_s']['p50']} / {s['latency_s']['p95']}", ""])
+    rows.append(
+        [
+            "tokens in / out per question",
+            f"{s['tokens']['prompt_per_question']:,} / {s['tokens']['completion_per_question']:,}",
+            "",
+        ]
     )
-    out.print(table)
-    out.print(_breakdown_table("by route", "route", s["by_route"]))
-    out.print(_breakdown_table("by question type", "type", s["by_question_type"]))
+    print_table(
+        ["metric", Column("value", justify="right", no_wrap=True), Column("n", justify="right")],
+        rows,
+        title=f"answers on {Path(report.dataset).name} ({report.questions} questions)",
+    )
+    _print_breakdown("by route", "route", s["by_route"])
+    _print_breakdown("by question type", "type", s["by_question_type"])
 
 
 class _progress:
@@ -298,6 +311,8 @@ class _progress:
                 TextColumn("evaluating"),
                 BarColumn(),
                 MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
                 TimeRemainingColumn(),
                 console=err,
                 transient=True,
@@ -321,33 +336,37 @@ class _progress:
 
 def _print_tables(report) -> None:
     k5, kmax = shown_k(report.ks), max(report.ks)
-    table = Table(title=f"retrieval on {Path(report.dataset).name} ({report.elapsed_s:.0f} s)")
-    table.add_column("variant")
-    for kk in report.ks:
-        table.add_column(f"hit@{kk}", justify="right")
-    for name in (f"MRR@{kmax}", f"recall@{k5}", f"prec@{k5}", f"F1@{k5}", f"text@{k5}", "p50 ms"):
-        table.add_column(name, justify="right")
-    for s in report.variants:
-        table.add_row(
-            s.variant,
-            *[fmt(s.scores[kk]["hit"]) for kk in report.ks],
-            fmt(s.scores[kmax]["mrr"]),
-            *[fmt(s.scores[k5][m]) for m in ("recall", "precision", "f1", "text_hit")],
-            f"{s.latency_ms['p50']:.0f}",
-        )
-    out.print(table)
+    names = [f"hit@{kk}" for kk in report.ks]
+    names += [f"MRR@{kmax}", f"recall@{k5}", f"prec@{k5}", f"F1@{k5}", f"text@{k5}", "p50 ms"]
+    print_table(
+        [Column("variant", no_wrap=True)]
+        + [Column(n, justify="right", no_wrap=True) for n in names],
+        (
+            [
+                s.variant,
+                *[fmt(s.scores[kk]["hit"]) for kk in report.ks],
+                fmt(s.scores[kmax]["mrr"]),
+                *[fmt(s.scores[k5][m]) for m in ("recall", "precision", "f1", "text_hit")],
+                f"{s.latency_ms['p50']:.0f}",
+            ]
+            for s in report.variants
+        ),
+        title=f"retrieval on {Path(report.dataset).name} ({report.elapsed_s:.0f} s)",
+    )
     last = report.variants[-1]
     for by in BREAKDOWNS:
-        sub = Table(title=f"{last.variant} by {by.replace('_', ' ')}")
-        for column in (by, "n", f"hit@{k5}", f"MRR@{kmax}", f"text@{k5}"):
-            sub.add_column(column, justify="left" if column == by else "right")
-        for name, group in last.breakdowns[by].items():
-            s = group["scores"]
-            sub.add_row(
-                name,
-                str(group["n"]),
-                fmt(s[k5]["hit"]),
-                fmt(s[kmax]["mrr"]),
-                fmt(s[k5]["text_hit"]),
-            )
-        out.print(sub)
+        names = ["n", f"hit@{k5}", f"MRR@{kmax}", f"text@{k5}"]
+        print_table(
+            [Column(by)] + [Column(n, justify="right", no_wrap=True) for n in names],
+            (
+                [
+                    name,
+                    group["n"],
+                    fmt(group["scores"][k5]["hit"]),
+                    fmt(group["scores"][kmax]["mrr"]),
+                    fmt(group["scores"][k5]["text_hit"]),
+                ]
+                for name, group in last.breakdowns[by].items()
+            ),
+            title=f"{last.variant} by {by.replace('_', ' ')}",
+        )
