@@ -11,6 +11,13 @@ from typing import Any
 import psycopg
 
 from finrag.agent.state import Exchange, Pending, TurnResult
+from finrag.answer.citations import Citation
+from finrag.answer.extraction import CalculationOutcome
+
+# A 'system' message with this content marks where /reset started a fresh context: the
+# turns before it stay stored (sessions show/export) but are no longer the conversation
+# a resumed session remembers.
+RESET_MARK = "context reset"
 
 
 @dataclass(frozen=True)
@@ -40,10 +47,11 @@ def open_conversation(conn: psycopg.Connection, name: str) -> int:
 def load_history(
     conn: psycopg.Connection, conversation_id: int
 ) -> tuple[list[Exchange], Pending | None, int]:
-    """Past exchanges, a clarification still open after the last turn, the next turn number."""
+    """Past exchanges since the last /reset, a clarification still open after the last
+    turn, the next turn number."""
     rows = conn.execute(
         "SELECT turn, role, content, trace FROM messages WHERE conversation_id = %s "
-        "ORDER BY turn, role DESC",  # 'user' before 'assistant' in each turn
+        "ORDER BY turn, id",  # as written: user, assistant, then a reset mark
         (conversation_id,),
     ).fetchall()
     exchanges: list[Exchange] = []
@@ -52,6 +60,10 @@ def load_history(
     question = ""
     for turn, role, content, trace in rows:
         last_turn = max(last_turn, turn)
+        if role == "system":
+            if content == RESET_MARK:
+                exchanges, pending = [], None
+            continue
         if role == "user":
             question = content
             continue
@@ -59,6 +71,57 @@ def load_history(
         exchanges.append(Exchange(question, trace.get("standalone") or question, content))
         pending = Pending(**trace["pending"]) if trace.get("pending") else None
     return exchanges, pending, last_turn + 1
+
+
+def load_last_turn(conn: psycopg.Connection, conversation_id: int) -> TurnResult | None:
+    """The last stored turn as the REPL shows it (/sources, /trace, /filters); None if the
+    conversation has no turn yet."""
+    row = conn.execute(
+        "SELECT turn, content, citations, trace FROM messages "
+        "WHERE conversation_id = %s AND role = 'assistant' ORDER BY turn DESC, id DESC LIMIT 1",
+        (conversation_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    turn, reply, citations, record = row
+    return turn_from_record(turn, reply, citations, record or {})
+
+
+def turn_from_record(
+    turn: int, reply: str, citations: list[dict[str, Any]], record: dict[str, Any]
+) -> TurnResult:
+    """A stored assistant message back as a TurnResult (fields a stored turn lacks stay empty)."""
+    known = {f for f in Citation.__dataclass_fields__}
+    return TurnResult(
+        turn=turn,
+        question=record.get("question", ""),
+        standalone=record.get("standalone", ""),
+        intent=record.get("intent", "relevant"),
+        reply=reply,
+        citations=[Citation(**{k: v for k, v in c.items() if k in known}) for c in citations],
+        calculations=[_calculation(c) for c in record.get("calculations") or []],
+        flags=record.get("flags") or [],
+        assumptions=record.get("assumptions") or [],
+        filters=record.get("filters") or {},
+        sub_questions=record.get("sub_questions") or [],
+        trace=record.get("trace") or {"path": [], "steps": [], "total_ms": 0},
+        clarifying=bool(record.get("clarifying")),
+        status=record.get("status") or _old_status(record),
+        numbers=record.get("numbers") or [],
+        supported=record.get("supported"),
+    )
+
+
+def _old_status(record: dict[str, Any]) -> str:
+    """Turns stored before issue 16 kept only the checker's boolean: never 'verified' now."""
+    from finrag.answer.status import NO_NUMBERS, UNSUPPORTED
+
+    return UNSUPPORTED if record.get("verified") is False else NO_NUMBERS
+
+
+def _calculation(data: dict[str, Any]) -> CalculationOutcome:
+    known = set(CalculationOutcome.__dataclass_fields__)
+    return CalculationOutcome(**{k: v for k, v in data.items() if k in known})
 
 
 def save_turn(
@@ -91,9 +154,32 @@ def save_turn(
         )
 
 
-def clear_conversation(conn: psycopg.Connection, conversation_id: int) -> None:
+def mark_reset(conn: psycopg.Connection, conversation_id: int, after_turn: int) -> None:
+    """Start a fresh context after ``after_turn``; every stored turn is kept."""
     with conn.transaction():
-        conn.execute("DELETE FROM messages WHERE conversation_id = %s", (conversation_id,))
+        conn.execute(
+            "INSERT INTO messages (conversation_id, turn, role, content) "
+            "VALUES (%s, %s, 'system', %s)",
+            (conversation_id, after_turn, RESET_MARK),
+        )
+
+
+def clear_conversation(conn: psycopg.Connection, conversation_id: int) -> int:
+    """Delete every stored message of the conversation (its name stays); the turns deleted."""
+    with conn.transaction():
+        rows = conn.execute(
+            "DELETE FROM messages WHERE conversation_id = %s RETURNING role", (conversation_id,)
+        ).fetchall()
+    return sum(1 for (role,) in rows if role == "user")
+
+
+def session_names(conn: psycopg.Connection, prefix: str = "") -> list[str]:
+    """Conversation names starting with ``prefix``, most recent first (shell completion)."""
+    rows = conn.execute(
+        "SELECT name FROM conversations WHERE starts_with(name, %s) ORDER BY updated_at DESC",
+        (prefix,),
+    ).fetchall()
+    return [name for (name,) in rows]
 
 
 def list_conversations(conn: psycopg.Connection) -> list[ConversationInfo]:
@@ -116,7 +202,7 @@ def conversation_messages(conn: psycopg.Connection, name: str) -> list[dict[str,
         return None
     rows = conn.execute(
         "SELECT turn, role, content, citations, trace, created_at FROM messages "
-        "WHERE conversation_id = %s ORDER BY turn, role DESC",
+        "WHERE conversation_id = %s ORDER BY turn, id",
         (row[0],),
     ).fetchall()
     keys = ("turn", "role", "content", "citations", "trace", "created_at")

@@ -11,7 +11,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from finrag.agent.graph import TokenMeter, TraceStep, run_graph
-from finrag.agent.memory import clear_conversation, load_history, open_conversation, save_turn
+from finrag.agent.memory import (
+    clear_conversation,
+    load_history,
+    load_last_turn,
+    mark_reset,
+    open_conversation,
+    save_turn,
+    session_names,
+)
 from finrag.agent.nodes import ChatGraph
 from finrag.agent.state import Exchange, Pending, TurnResult, TurnState
 from finrag.answer.pipeline import Asker
@@ -52,10 +60,14 @@ class ChatSession:
             on_event=on_event,
         )
         self.on_step = on_step
-        self.last: TurnResult | None = None
+        self.current: TurnState | None = None
         with store.connect() as conn:
             self.conversation_id = open_conversation(conn, self.name)
             self.history, self.pending, self.next_turn = load_history(conn, self.conversation_id)
+            # The last completed turn, for /sources, /trace and /filters: a resumed session
+            # shows its last stored turn; a cancelled turn leaves it as it was.
+            self.last: TurnResult | None = load_last_turn(conn, self.conversation_id)
+        self.stored_turns = self.next_turn - 1
 
     @property
     def resumed_turns(self) -> int:
@@ -69,6 +81,7 @@ class ChatSession:
             interactive=self.interactive,
             pending=self.pending,
         )
+        self.current = state  # the turn under way, for a progress display's on_step
         trace = run_graph(
             self.graph.nodes, "contextualize", state, self.meter, on_step=self.on_step
         )
@@ -97,14 +110,25 @@ class ChatSession:
         self.history.append(Exchange(question, state.standalone, result.reply))
         self.pending = state.next_pending
         self.next_turn += 1
+        self.stored_turns += 1
         self.last = result
         return result
 
     def reset(self) -> None:
-        """Forget this conversation's turns (the name stays)."""
+        """Start a fresh context: later turns no longer see the earlier ones, which stay
+        stored (`finrag sessions show`, `/sources`); a resumed session starts fresh too."""
+        if self.stored_turns:
+            with self.store.connect() as conn:
+                mark_reset(conn, self.conversation_id, self.next_turn - 1)
+        self.history, self.pending = [], None
+
+    def forget(self) -> int:
+        """Delete this conversation's stored turns (the name stays); the turns deleted."""
         with self.store.connect() as conn:
-            clear_conversation(conn, self.conversation_id)
+            deleted = clear_conversation(conn, self.conversation_id)
         self.history, self.pending, self.next_turn, self.last = [], None, 1, None
+        self.stored_turns = 0
+        return deleted
 
 
-__all__ = ["ChatSession", "Pending", "new_session_name"]
+__all__ = ["ChatSession", "Pending", "new_session_name", "session_names"]

@@ -15,14 +15,17 @@ from rich.text import Text
 from finrag.agent.graph import TraceStep
 from finrag.agent.session import ChatSession
 from finrag.agent.state import TurnResult
-from finrag.cli.ask_cmd import print_calculations, print_citations
+from finrag.answer.status import WORDS
+from finrag.cli.ask_cmd import print_calculations, print_citations, print_numbers
 from finrag.cli.chat_commands import run_command
 from finrag.cli.inputs import clean_option, clean_text
-from finrag.cli.render import err, out
+from finrag.cli.progress import Activity, seconds_words
+from finrag.cli.render import err, out, print_error
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
-from finrag.errors import UsageError
+from finrag.errors import FinragError, UsageError
 from finrag.files import FILE_MODE
+from finrag.llm.interrupt import ModelCallStopped
 
 
 def chat_command(
@@ -53,53 +56,117 @@ def chat_command(
     if as_json and input_file is None:
         raise UsageError("--json needs --input FILE (or lines on stdin)")
     scripted = input_file is not None
-    streamer = _Streamer() if not as_json and out.is_terminal else None
+    # No draft is streamed: while the model writes, a status line on stderr shows the
+    # stage, the time and tokens/s; the answer is printed once it has passed its checks.
+    progress = _Progress(steps=not as_json and err.is_terminal)
     with open_store(settings) as store:
         chat = ChatSession(
             store,
             settings,
             name=session,
             interactive=not scripted,
-            on_token=streamer.write if streamer else None,
-            on_event=streamer.event if streamer else _event,
-            on_step=None if as_json else _step if err.is_terminal else None,
+            on_token=progress.token,
+            on_event=progress.event,
+            on_step=progress.step,
         )
-        if chat.resumed_turns:
-            err.print(f"resumed {chat.name!r}: {chat.resumed_turns} earlier turn(s)")
+        progress.chat = chat
+        if chat.resumed_turns or chat.stored_turns:
+            err.print(
+                f"resumed {chat.name!r}: {chat.stored_turns} earlier turn(s)"
+                + (
+                    f", {chat.resumed_turns} in the current context"
+                    if chat.resumed_turns != chat.stored_turns
+                    else ""
+                )
+            )
         elif not as_json:
             err.print(f"session {chat.name!r} (resume with --session {chat.name})")
         if scripted:
-            _run_lines(chat, _lines(input_file), as_json=as_json, streamer=streamer)
+            _run_lines(chat, _lines(input_file), as_json=as_json, progress=progress)
         else:
-            _repl(chat, settings.home / "chat_history", streamer)
+            _repl(chat, settings.home / "chat_history", progress)
 
 
-class _Streamer:
-    """Writes the answer as it is generated, and remembers what the screen shows since
-    the last retry, so that only what the graph added afterwards is printed again."""
+# What each graph node leads to, as the status line says it while the next one works.
+_AFTER_NODE = {
+    "contextualize": "screening the question",
+    "safety": "classifying the question",
+    "intent": "searching the filings",
+    "clarify": "searching the filings",
+    "answer": "checking the answer against its excerpts",
+    "verify": "checking again: searching once more",
+    "retry": "checking the new answer against its excerpts",
+    "decompose": "answering the sub-questions",
+    "subanswer": "looking for what is still missing",
+    "residue": "combining the answers",
+    "combine": "checking the answer against its excerpts",
+}
+# The answering pipeline's events.
+_EVENTS = {
+    "retrieved": "reading the excerpts",
+    "extracted": "checking facts and calculations",
+    "phrasing": "wording the facts store's answer",
+    "answering": "writing the answer (shown once checked)",
+    "checking": "checking the answer's numbers",
+    "retrying": "checking again",
+}
 
-    def __init__(self) -> None:
-        self.shown = ""
 
-    def write(self, piece: str) -> None:
-        self.shown += piece
-        sys.stdout.write(piece)
-        sys.stdout.flush()
+class _Progress:
+    """One turn's progress on stderr: a live line (stage, elapsed, tokens/s) and, on a
+    terminal, each finished graph step on a line of its own above it."""
+
+    def __init__(self, *, steps: bool) -> None:
+        self.show_steps = steps
+        self.chat: ChatSession | None = None
+        self.activity: Activity | None = None
+
+    @contextlib.contextmanager
+    def turn(self) -> Iterator[Activity]:
+        with Activity("understanding the question") as activity:
+            self.activity = activity
+            try:
+                yield activity
+            finally:
+                self.activity = None
+
+    def token(self, _piece: str) -> None:
+        if self.activity:
+            self.activity.tokens()
 
     def event(self, event: str) -> None:
-        if event == "retrying" and self.shown:
-            out.print()
-            self.shown = ""
-        _event(event)
+        if self.activity is None:
+            return
+        if event.startswith("sub-question"):
+            self.activity.line(Text(event, style="dim"))
+            self.activity.stage(event.split(":", 1)[0])
+        elif event == "retrying":
+            self.activity.stage("checking again: answering once more")
+            self.activity.line(Text("checking again…", style="yellow"))
+        else:
+            self.activity.stage(_EVENTS.get(event, event))
+
+    def step(self, step: TraceStep) -> None:
+        if self.activity is None:
+            return
+        state = self.chat.current if self.chat else None
+        if step.node == "verify" and step.out.startswith("unsupported") and state:
+            # The checker's verdict in full, on lines of their own, before the retry.
+            self.activity.line(
+                Text("the check found claims the cited excerpts do not support:", style="yellow")
+            )
+            for claim in state.unsupported:
+                self.activity.line(Text(f"  - {claim}", style="yellow"))
+        elif self.show_steps:
+            self.activity.line(
+                Text(f"  · {step.node} {seconds_words(step.ms / 1000)}: {step.out}", style="dim")
+            )
+        self.activity.stage(_AFTER_NODE.get(step.node, f"after {step.node}"))
 
 
-def _event(event: str) -> None:
-    if event.startswith("sub-question") or event == "retrying":
-        err.print(Text(event if event != "retrying" else "checking again…", style="dim"))
-
-
-def _step(step: TraceStep) -> None:
-    err.print(Text(f"  · {step.node} {step.ms / 1000:.1f} s: {step.out[:100]}", style="dim"))
+def _ask(chat: ChatSession, line: str, progress: _Progress) -> TurnResult:
+    with progress.turn():
+        return chat.turn(line)
 
 
 def _lines(source: str) -> Iterator[str]:
@@ -115,7 +182,7 @@ def _lines(source: str) -> Iterator[str]:
 
 
 def _run_lines(
-    chat: ChatSession, lines: Iterable[str], *, as_json: bool, streamer: _Streamer | None
+    chat: ChatSession, lines: Iterable[str], *, as_json: bool, progress: _Progress
 ) -> None:
     for line in lines:
         line = clean_text(line)
@@ -127,18 +194,16 @@ def _run_lines(
             continue
         if not as_json:
             out.print(Text(f"> {line}", style="bold"))
-        if streamer:
-            streamer.shown = ""
-        result = chat.turn(line)
+        result = _ask(chat, line, progress)
         if as_json:
             sys.stdout.write(json.dumps(result.as_dict() | {"session": chat.name}, default=str))
             sys.stdout.write("\n")
             sys.stdout.flush()
         else:
-            _show(result, streamer)
+            _show(result)
 
 
-def _repl(chat: ChatSession, history_file: Path, streamer: _Streamer | None) -> None:
+def _repl(chat: ChatSession, history_file: Path, progress: _Progress) -> None:
     try:
         import readline  # arrow keys and history for input()
 
@@ -161,18 +226,20 @@ def _repl(chat: ChatSession, history_file: Path, streamer: _Streamer | None) -> 
             if not line:
                 continue
             if line.startswith("/"):
-                if run_command(chat, line, as_json=False) == "quit":
+                if run_command(chat, line, as_json=False, interactive=True) == "quit":
                     return
                 continue
-            if streamer:
-                streamer.shown = ""
             try:
-                result = chat.turn(line)
-            except KeyboardInterrupt:
+                result = _ask(chat, line, progress)
+            except (KeyboardInterrupt, ModelCallStopped):
                 out.print()
-                err.print(Text("cancelled", style="yellow"))
+                err.print(Text(_cancelled(chat), style="yellow"))
                 continue
-            _show(result, streamer)
+            except FinragError as exc:  # a failed turn costs the turn, not the session
+                print_error(exc.message, exc.hint)
+                err.print(Text(_cancelled(chat, failed=True), style="yellow"))
+                continue
+            _show(result)
     finally:
         if readline is not None:
             with contextlib.suppress(OSError):
@@ -180,31 +247,39 @@ def _repl(chat: ChatSession, history_file: Path, streamer: _Streamer | None) -> 
                 history_file.chmod(FILE_MODE)  # the user's questions: theirs alone
 
 
-def _show(result: TurnResult, streamer: _Streamer | None) -> None:
+def _cancelled(chat: ChatSession, *, failed: bool = False) -> str:
+    """What a cancelled (or failed) turn leaves: nothing stored; the last answer stands."""
+    what = "turn failed" if failed else "cancelled"
+    if chat.last is None:
+        return f"{what}: nothing stored"
+    return f"{what}: nothing stored; /sources, /trace and /filters still show turn {chat.last.turn}"
+
+
+def _show(result: TurnResult) -> None:
+    """The checked answer, its numbers' status words, citations and calculations on
+    stdout; checks and timings on stderr, each on a line of its own."""
     reply = result.reply
     assumed = caveat = ""
     if reply.startswith("Assumed: "):
         assumed, reply = reply.split("\n\n", 1)
     if "\n\nNot supported by the cited excerpts:" in reply:
         reply, caveat = reply.rsplit("\n\n", 1)
-    shown = streamer.shown.strip() if streamer else ""
-    if shown:
-        out.print()
     if assumed:
         out.print(Text(assumed, style="italic"))
-    if shown != reply.strip():  # not streamed, or replaced after streaming
-        out.print(Text(reply))
+    out.print(Text(reply))
     if caveat:
         out.print(Text(caveat, style="yellow"))
+    print_numbers(result.numbers)
     print_citations(result.citations)
     print_calculations(result.calculations)
     for flag in result.flags:
         err.print(Text(f"check: {flag}", style="yellow"))
     trace = result.trace
+    status = WORDS.get(result.status, result.status)
     err.print(
         Text(
-            f"{result.intent} · {trace['total_ms'] / 1000:.1f} s · {trace['tokens']['prompt']:,} "
-            f"tokens in, {trace['tokens']['completion']:,} out",
+            f"status: {status} · {result.intent} · {seconds_words(trace['total_ms'] / 1000)} · "
+            f"{trace['tokens']['prompt']:,} tokens in, {trace['tokens']['completion']:,} out",
             style="dim",
         )
     )
