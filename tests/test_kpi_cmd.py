@@ -300,7 +300,9 @@ def test_table_chart_and_png(kpi_env, tmp_path: Path) -> None:
 def test_two_companies_side_by_side(kpi_env) -> None:
     shown = run_finrag("kpi", "AAPL", "Netflix", "--kpi", "operating_margin", env=kpi_env)
     assert shown.returncode == 0, shown.stderr
-    row = {line.split("│")[2].strip(): line for line in shown.stdout.splitlines() if "│" in line}
+    # Piped, the table is tab-separated rows: KPI, company, then one cell per period.
+    rows = [line.split("\t") for line in shown.stdout.splitlines() if "\t" in line]
+    row = {cells[1]: "\t".join(cells) for cells in rows}
     assert {"AAPL", "NFLX"} <= set(row), "one row per company under the KPI"
     apple = _engine_value(kpi_env, "AAPL", "operating_margin", Period(2024))
     netflix = _engine_value(kpi_env, "NFLX", "operating_margin", Period(2024))

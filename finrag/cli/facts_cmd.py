@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from finrag.cli.render import err, out, print_json
+from finrag.cli.render import Column, err, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
 from finrag.db.companies import require_company
@@ -81,7 +80,7 @@ def facts_command(
     elif not view.rows:
         err.print(f"no {statement} statement facts for {name}" + (f" in FY{year}" if year else ""))
     else:
-        out.print(_table(view))
+        _print_statement(view)
 
 
 def _show_metric(company: str, chosen, values, *, as_json: bool, as_csv: bool) -> None:
@@ -107,34 +106,47 @@ def _show_metric(company: str, chosen, values, *, as_json: bool, as_csv: bool) -
     if not values:
         err.print(f"no {chosen.display.lower()} for {company} in the store's facts")
         return
-    table = Table(title=f"{company}: {chosen.display}", caption=_MILLIONS_CAPTION)
-    for column in ("period", "value", "unit", "from", "printed as"):
-        table.add_column(column, justify="right" if column == "value" else "left")
+    rows = []
     for v in values:
         fact = v.fact
         where = f"{Path(fact.document).name} p.{fact.page} ({fact.statement.replace('_', ' ')})"
-        table.add_row(
-            v.period,
-            _amount(v.value, fact.unit),
-            fact.unit or "",
-            where,
-            f"{fact.label or fact.concept}: {fact.printed}",
+        rows.append(
+            [
+                v.period,
+                _amount(v.value, fact.unit),
+                fact.unit or "",
+                where,
+                f"{fact.label or fact.concept}: {fact.printed}",
+            ]
         )
-    out.print(table)
+    print_table(
+        [
+            Column("period", no_wrap=True),
+            Column("value", justify="right", no_wrap=True),
+            "unit",
+            "from",
+            "printed as",
+        ],
+        rows,
+        title=f"{company}: {chosen.display}",
+        caption=_MILLIONS_CAPTION,
+    )
 
 
-def _table(view: StatementView) -> Table:
-    table = Table(
+def _print_statement(view: StatementView) -> None:
+    print_table(
+        [
+            Column("line item", min_width=24),
+            *(Column(period, justify="right", no_wrap=True) for period in view.periods),
+        ],
+        (
+            [row.name, *(_show(row.cells.get(p)) for p in view.periods)]
+            for row in view.rows
+            if any(p in row.cells for p in view.periods)
+        ),
         title=f"{view.company}: {view.statement.replace('_', ' ')}",
         caption=_MILLIONS_CAPTION,
     )
-    table.add_column("line item", overflow="fold", min_width=24)
-    for period in view.periods:
-        table.add_column(period, justify="right", no_wrap=True)
-    for row in view.rows:
-        if any(p in row.cells for p in view.periods):
-            table.add_row(row.name, *(_show(row.cells.get(p)) for p in view.periods))
-    return table
 
 
 def _show(fact) -> str:

@@ -14,10 +14,9 @@ from typing import Annotated, Any
 
 import click
 import typer
-from rich.table import Table
 from rich.text import Text
 
-from finrag.cli.render import err, out, print_json
+from finrag.cli.render import Column, err, out, print_json, print_notes, print_table
 from finrag.cli.state import app_state
 from finrag.db import Store, open_store
 from finrag.errors import ExitCode, UsageError
@@ -141,8 +140,9 @@ def _chat_options(args: list[str]) -> dict[str, Any] | None:
 def _print_tables(report: KpiReport) -> None:
     if not report.periods:  # no column to show: the message below says why
         return
-    for part in kpi_tables(report):
-        out.print(part)
+    columns, rows, options, notes = kpi_table(report)
+    print_table(columns, rows, **options)
+    print_notes(notes)
 
 
 def _finish(report: KpiReport, *, chart: bool, png: Path | None) -> None:
@@ -170,10 +170,10 @@ def parse_years(text: str | None) -> tuple[int, int] | None:
     return first, last
 
 
-def kpi_tables(report: KpiReport) -> Iterator[Table | Text]:
+def kpi_table(report: KpiReport) -> tuple[list[Column], list[list[str]], dict, list[str]]:
     """The table (KPIs as rows, periods as columns, a row per company under each KPI when
-    there are several), then its notes: why each '—' is one, each said once for all the
-    cells it explains (--json has every gap's full detail)."""
+    there are several): its columns, rows and title, then its notes: why each '—' is one,
+    each said once for all the cells it explains (--json has every gap's full detail)."""
     periods = report.periods
     several = len(report.companies) > 1
     notes: dict[str, int] = {}
@@ -185,22 +185,16 @@ def kpi_tables(report: KpiReport) -> Iterator[Table | Text]:
             cells = [_cell(found.get(p), chosen.unit, who, notes) for p in periods]
             label = chosen.display if j == 0 else ""
             rows.append([label, *([company.short] if several else []), *cells])
-    table = Table(
-        title=", ".join(c.name for c in report.companies) + ": KPIs",
-        caption=_caption(report, gaps=bool(notes)),
-    )
-    table.add_column("KPI", overflow="fold", min_width=16)
+    columns = [Column("KPI", min_width=16)]
     if several:
-        table.add_column("company", overflow="fold")
-    for period in periods:
-        table.add_column(period, justify="right", no_wrap=True)
-    for i, row in enumerate(rows):
-        if several and i and i % len(report.companies) == 0:
-            table.add_section()
-        table.add_row(*row)
-    yield table
-    for note, number in notes.items():
-        yield Text(f"{number}. {note}", style="dim")
+        columns.append(Column("company"))
+    columns += [Column(period, justify="right", no_wrap=True) for period in periods]
+    options = {
+        "title": ", ".join(c.name for c in report.companies) + ": KPIs",
+        "caption": _caption(report, gaps=bool(notes)),
+        "section_every": len(report.companies) if several else 0,
+    }
+    return columns, rows, options, [f"{number}. {note}" for note, number in notes.items()]
 
 
 def _caption(report: KpiReport, *, gaps: bool) -> str | None:

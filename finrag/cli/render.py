@@ -98,12 +98,14 @@ def print_table(
     title: str | None = None,
     caption: str | None = None,
     show_lines: bool = False,
+    section_every: int = 0,
 ) -> None:
     """A table on stdout: drawn by rich on a terminal; piped, tab-separated rows under a
     header line, full width, unwrapped (as `gh` does), so `cut -f` and `awk -F'\t'` work.
 
     Piped, a title and a caption become "# ..." lines before the header, so several
     tables in one stream stay apart; cells lose their styling and any tab or line break.
+    ``section_every``: a rule under every that many rows, on a terminal (groups of rows).
     """
     specs = [c if isinstance(c, Column) else Column(c) for c in columns]
     if not out.is_terminal:
@@ -115,11 +117,13 @@ def print_table(
         sys.stdout.flush()
         return
     rows = [list(row) for row in rows]
-    for table in _fitted_tables(specs, rows, title, caption, show_lines):
+    for table in _fitted_tables(specs, rows, title, caption, show_lines, section_every):
         out.print(table)
 
 
-def _table(specs, rows, title, caption, show_lines, *, light: bool = False) -> Table:
+def _table(
+    specs, rows, title, caption, show_lines, section_every=0, *, light: bool = False
+) -> Table:
     table = Table(
         title=title,
         caption=caption,
@@ -136,7 +140,9 @@ def _table(specs, rows, title, caption, show_lines, *, light: bool = False) -> T
             max_width=c.max_width,
             overflow="fold",
         )
-    for row in rows:
+    for i, row in enumerate(rows):
+        if section_every and i and i % section_every == 0:
+            table.add_section()
         table.add_row(*(cell if isinstance(cell, Text) else _cell_text(cell) for cell in row))
     return table
 
@@ -147,13 +153,13 @@ def _fits(table: Table) -> bool:
     return Measurement.get(out, unbounded, table).minimum <= out.width
 
 
-def _fitted_tables(specs, rows, title, caption, show_lines) -> list[Table]:
+def _fitted_tables(specs, rows, title, caption, show_lines, section_every) -> list[Table]:
     """The table as drawn on this terminal; too narrow for it, first a lighter frame, then
     its columns in groups, each with the first (key) column again, so no cell is cut."""
-    table = _table(specs, rows, title, caption, show_lines)
+    table = _table(specs, rows, title, caption, show_lines, section_every)
     if _fits(table) or len(specs) < 3:
         return [table]
-    table = _table(specs, rows, title, caption, show_lines, light=True)
+    table = _table(specs, rows, title, caption, show_lines, section_every, light=True)
     if _fits(table):
         return [table]
     groups: list[list[int]] = [[]]
@@ -181,10 +187,21 @@ def _fitted_tables(specs, rows, title, caption, show_lines) -> list[Table]:
                 f"{title} ({n + 1}/{len(groups)})" if title else None,
                 caption if n == len(groups) - 1 else None,
                 show_lines,
+                section_every,
                 light=True,
             )
         )
     return tables
+
+
+def print_notes(notes: Iterable[str | Text]) -> None:
+    """Footnotes under a table on stdout: dim on a terminal, "# ..." lines when piped."""
+    for note in notes:
+        if out.is_terminal:
+            out.print(note if isinstance(note, Text) else Text(note, style="dim"))
+        else:
+            sys.stdout.write(f"# {_plain(note)}\n")
+    sys.stdout.flush()
 
 
 def _cell_text(cell: Cell) -> Text:
