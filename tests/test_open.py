@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from finrag.answer.citations import Citation
 from finrag.cli import open_cmd
 from finrag.errors import ExitCode
 from finrag.refs import PageRef, document_fields, page_ref, parse_ref
@@ -124,3 +125,15 @@ def test_the_viewer_starts_detached_at_the_page(tmp_path: Path, monkeypatch) -> 
     monkeypatch.delenv("DISPLAY")
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     assert open_cmd._open_in_viewer(pdf, 4) is False, "no display: the page is printed instead"
+
+
+def test_a_stored_citation_reads_back_as_it_was() -> None:
+    """Chat stores citations as JSON and reads them back (with or without from_dict)."""
+    cited = Citation(
+        1, "GLOBEX_2023_10K", [2, 2], "Item 7", 5, "q", path=f"/f/{GLOBEX}", document_id=2
+    )
+    stored = json.loads(json.dumps(cited.as_dict()))
+    assert stored["document"] == GLOBEX and stored["ref"] == f"{GLOBEX}#page=2"
+    assert Citation.from_dict(stored) == cited
+    known = set(Citation.__dataclass_fields__)
+    assert Citation(**{k: v for k, v in stored.items() if k in known}).document == "GLOBEX_2023_10K"

@@ -32,6 +32,12 @@ class Citation:
     path: str = ""  # the file as ingested
     document_id: int | None = None
 
+    def __post_init__(self) -> None:
+        # Read back from JSON (a stored chat turn), ``document`` is the file name: the
+        # object keeps the short name the Sources list prints.
+        if self.path and self.document == PurePath(self.path).name:
+            self.document = PurePath(self.path).stem
+
     @property
     def page(self) -> int | None:
         return next((p for p in self.pages if p is not None), None)
@@ -52,12 +58,8 @@ class Citation:
     @classmethod
     def from_dict(cls, data: dict) -> Citation:
         """A citation as stored with a chat turn (old turns have the stem and no path)."""
-        path = data.get("path") or ""
         known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
-        if path:
-            values["document"] = PurePath(path).stem
-        return cls(**values)
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass(frozen=True)
