@@ -38,7 +38,9 @@ def render(lines: list[dict]) -> str:
             out.append(f"- flags: {'; '.join(row['flags'])}")
         if row.get("assumptions"):
             out.append(f"- assumed: {'; '.join(row['assumptions'])}")
-        out.append(f"- verified: {row.get('verified')}\n")
+        # status words (issue 16): "verified" only for numbers traced to stored facts
+        status = row.get("status") or ("verified" if row.get("verified") else "not verified")
+        out.append(f"- status: {status.replace('_', ' ')}\n")
         out.append("| node | ms | tokens in/out | output |\n|---|---|---|---|")
         for step in trace.get("steps", []):
             tokens = step.get("tokens") or {}

@@ -332,7 +332,7 @@ def test_chat_script_with_commands_and_sessions(store_and_settings, tmp_path, da
     assert roles == [(1, "user"), (1, "assistant"), (2, "user"), (2, "assistant")]
     assert shown["messages"][1]["citations"][0]["document"] == "GLOBEX_2023_10K.pdf"
     assert shown["messages"][1]["trace"]["trace"]["path"][-1] == "verify"
-    assert run_finrag("sessions", "rm", "scripted", env=env).returncode == 0
+    assert run_finrag("sessions", "rm", "scripted", "--yes", env=env).returncode == 0
     missing = run_finrag("sessions", "show", "scripted", env=env)
     assert missing.returncode == 2 and "no session named 'scripted'" in missing.stderr
     piped = run_finrag("chat", "--json", env=env)  # stdin is not a terminal: read lines

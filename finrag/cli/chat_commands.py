@@ -51,9 +51,15 @@ def run_command(
             f"; the {kept} earlier turn(s) stay stored (/forget deletes them)" if kept else ""
         )
     elif name == "/forget":
-        data = _forget(chat, confirmed=any(w.lower() in YES for w in words[1:]), ask=interactive)
-        if data is None:
+        confirmed = any(w.lower() in YES for w in words[1:])
+        if chat.stored_turns and not confirmed and not interactive:
+            # A script cannot answer a question: it must say --yes.
+            message = f"/forget deletes {chat.stored_turns} stored turn(s) of {chat.name!r}"
+            print_error(message, "write /forget --yes to confirm")
+            if as_json:
+                _json_line({"command": name, "result": None, "error": message})
             return None
+        data = _forget(chat, confirmed=confirmed)
     elif name == "/kpi":
         try:
             data = chat_kpi(chat.store, line, as_json=as_json)
@@ -73,8 +79,7 @@ def run_command(
     else:  # /filters
         data = last.filters
     if as_json:
-        sys.stdout.write(json.dumps({"command": name, "result": data}, default=str) + "\n")
-        sys.stdout.flush()
+        _json_line({"command": name, "result": data})
         return None
     if isinstance(data, str):
         out.print(Text(data))
@@ -124,15 +129,17 @@ def _turn_label(last: Any) -> None:
     err.print(Text(f"turn {last.turn}: {last.question}", style="dim"))
 
 
-def _forget(chat: ChatSession, *, confirmed: bool, ask: bool) -> str | None:
-    """Delete the stored turns, once the user said so: y at the prompt, or --yes."""
+def _json_line(data: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(data, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def _forget(chat: ChatSession, *, confirmed: bool) -> str:
+    """Delete the stored turns once the user said so: --yes, or y at the prompt."""
     if not chat.stored_turns:
         return "nothing stored to forget"
-    what = f"{chat.stored_turns} stored turn(s) of {chat.name!r}"
     if not confirmed:
-        if not ask:  # a script cannot answer a question
-            print_error(f"/forget deletes {what}", "write /forget --yes to confirm")
-            return None
+        what = f"{chat.stored_turns} stored turn(s) of {chat.name!r}"
         try:
             answer = input(f"Delete {what}? This cannot be undone [y/N] ")
         except (EOFError, KeyboardInterrupt):

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from finrag.agent.memory import conversation_messages, list_conversations, remove_conversation
+from finrag.agent.memory import (
+    RESET_MARK,
+    conversation_messages,
+    list_conversations,
+    remove_conversation,
+)
+from finrag.agent.transcript import conversation_markdown
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state
 from finrag.db import open_store
-from finrag.errors import UsageError
+from finrag.errors import ExitCode, UsageError
+from finrag.files import FILE_MODE
 
 app = typer.Typer(help="Chat sessions kept in the store.", no_args_is_help=True)
 
@@ -56,6 +65,12 @@ def show_command(
         print_json({"session": name, "messages": messages})
         return
     for m in messages:
+        if m["role"] == "system":
+            if m["content"] == RESET_MARK:
+                out.print(
+                    Text("\n— context reset here (/reset): later turns start afresh —", style="dim")
+                )
+            continue
         if m["role"] == "user":
             out.print(Text(f"\n[{m['turn']}] > {m['content']}", style="bold"))
             continue
@@ -77,18 +92,67 @@ def show_command(
             )
 
 
+@app.command("export")
+def export_command(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Session name.")],
+    out_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", metavar="FILE", help="Write the Markdown to FILE (default: stdout)."
+        ),
+    ] = None,
+) -> None:
+    """A conversation as Markdown: questions, answers, their numbers' status, citations
+    (document and page) and calculations."""
+    with open_store(app_state(ctx).settings) as store, store.connect() as conn:
+        messages = conversation_messages(conn, name)
+    if messages is None:
+        raise UsageError(f"no session named {name!r}", hint="see `finrag sessions list`")
+    text = conversation_markdown(name, messages)
+    if out_file is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        out_file.write_text(text, encoding="utf-8")
+        out_file.chmod(FILE_MODE)  # the user's questions: theirs alone
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {out_file}: {exc.strerror}", hint="choose another --out FILE"
+        ) from None
+    turns = sum(1 for m in messages if m["role"] == "user")
+    err.print(f"wrote {name!r} ({turns} turn(s)) to {out_file}")
+
+
 @app.command("rm")
 def rm_command(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Session name.")],
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Confirm: delete without asking.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """Delete a conversation and its messages."""
+    """Delete a conversation and its messages (asks first; --yes in scripts)."""
     with open_store(app_state(ctx).settings) as store, store.connect() as conn:
+        messages = conversation_messages(conn, name)
+        if messages is None:
+            raise UsageError(f"no session named {name!r}", hint="see `finrag sessions list`")
+        turns = sum(1 for m in messages if m["role"] == "user")
+        if not yes:
+            if not sys.stdin.isatty():  # a script gets no question it cannot answer
+                raise UsageError(
+                    f"rm deletes session {name!r} and its {turns} turn(s)",
+                    hint="pass --yes to confirm",
+                )
+            if not typer.confirm(f"Delete session {name!r} and its {turns} turn(s)?"):
+                err.print("kept: nothing deleted")
+                raise typer.Exit(ExitCode.FAILED)
         removed = remove_conversation(conn, name)
     if not removed:
         raise UsageError(f"no session named {name!r}", hint="see `finrag sessions list`")
     if as_json:
-        print_json({"removed": name})
+        print_json({"removed": name, "turns": turns})
     else:
-        err.print(f"removed session {name!r}")
+        err.print(f"removed session {name!r} ({turns} turn(s))")
