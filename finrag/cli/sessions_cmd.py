@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from finrag.agent.memory import (
@@ -17,7 +16,8 @@ from finrag.agent.memory import (
     remove_conversation,
 )
 from finrag.agent.transcript import conversation_markdown
-from finrag.cli.render import err, out, print_json
+from finrag.answer.status import WORDS
+from finrag.cli.render import Column, err, out, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
@@ -40,14 +40,18 @@ def list_command(
     if not rows:
         err.print("no sessions yet: `finrag chat` starts one")
         return
-    table = Table()
-    for column in ("session", "turns", "updated", "last question"):
-        table.add_column(column, overflow="fold")
-    for r in rows:
-        table.add_row(
-            r.name, str(r.turns), f"{r.updated_at:%Y-%m-%d %H:%M}", Text(r.last_question or "")
-        )
-    out.print(table)
+    print_table(
+        [
+            Column("session", no_wrap=True),
+            Column("turns", justify="right"),
+            "updated",
+            "last question",
+        ],
+        [
+            (r.name, r.turns, f"{r.updated_at:%Y-%m-%d %H:%M}", Text(r.last_question or ""))
+            for r in rows
+        ],
+    )
 
 
 @app.command("show")
@@ -83,9 +87,10 @@ def show_command(
         trace = m["trace"] or {}
         if trace.get("trace"):
             t = trace["trace"]
+            status = WORDS.get(trace.get("status") or "", "status not recorded")
             out.print(
                 Text(
-                    f"  {trace.get('intent')} · {' → '.join(t['path'])} · "
+                    f"  {status} · {trace.get('intent')} · {' → '.join(t['path'])} · "
                     f"{t['total_ms'] / 1000:.1f} s",
                     style="dim",
                 )
