@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
+from typer import _click as click
 
 from finrag import __version__
 from finrag.cli import (
@@ -28,6 +29,7 @@ from finrag.cli import (
     search_cmd,
     sessions_cmd,
 )
+from finrag.cli.conventions import apply_conventions, hoist_global_flags
 from finrag.cli.render import log_warnings, print_error, problems, set_quiet
 from finrag.cli.state import AppState
 from finrag.errors import ExitCode, FinragError
@@ -98,16 +100,24 @@ def _terminate(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+def build_command() -> click.Command:
+    """The click command tree with the house conventions (examples, placeholders as words,
+    short flags, completion) applied: conventions.py."""
+    return apply_conventions(typer.main.get_command(app))
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and map every failure to a message and an exit code."""
     signal.signal(signal.SIGTERM, _terminate)
     # Both then stop an embedded model mid-prompt, not when its llama.cpp call returns.
     stop_model_calls_on_signals(signal.SIGINT, signal.SIGTERM)
-    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    command = build_command()
+    # The root's flags work after a subcommand too (`finrag docs list --debug`).
+    argv = hoist_global_flags(command, list(argv if argv is not None else sys.argv[1:]))
+    debug = "--debug" in argv
     # Belt and braces for files made without an explicit mode (readline's history, lock
     # files): whatever finrag writes is its user's alone.
     os.umask(0o077)
-    command = typer.main.get_command(app)
     try:
         # Outside standalone mode click *returns* the code of a typer.Exit.
         result = command.main(args=argv, prog_name="finrag", standalone_mode=False)

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from pydantic import SecretStr
 
+from finrag.cli.conventions import setting_words
 from finrag.cli.render import print_json, print_table
 from finrag.cli.state import app_state
 from finrag.config import explain_settings, resolve_config_file
@@ -41,6 +42,6 @@ def show(
         return
     print_table(
         ["setting", "value", "source"],
-        ([r.key, str(_display(r.value)), r.source] for r in rows),
+        ([r.key, setting_words(_display(r.value)), r.source] for r in rows),
         title=f"config file: {path}{'' if path.is_file() else ' (absent)'}",
     )

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from finrag.cli.conventions import words
 from finrag.cli.progress import Activity, seconds_words
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state
@@ -57,7 +58,7 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
             print_json(data)
         else:
             for key, value in data.items():
-                out.print(f"{key:>15}: {value}")
+                out.print(f"{key:>15}: {words(value)}")
         if not data["reachable"]:
             raise typer.Exit(ExitCode.DATABASE)
         return
@@ -76,7 +77,7 @@ def status(ctx: typer.Context, as_json: JsonOption = False) -> None:
         print_json(data)
         return
     for key, value in data.items():
-        out.print(f"{key:>12}: {value}")
+        out.print(f"{key:>12}: {words(value)}")
 
 
 @app.command("start")

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from finrag.cli.conventions import words
 from finrag.cli.render import Column, err, out, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
@@ -82,9 +83,7 @@ def show(
         print_json(shown)
         return
     for key, value in shown.items():
-        if key == "company_aliases":
-            value = ", ".join(value)
-        out.print(f"{key:>16}: {value}", highlight=False)
+        out.print(f"{key:>16}: {words(value)}", highlight=False)
 
 
 @app.command("rm")
