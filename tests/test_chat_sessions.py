@@ -62,10 +62,13 @@ def _listed(env: dict[str, str]) -> dict[str, int]:
 
 def test_reset_keeps_history_and_forget_needs_a_yes(store_and_settings, tmp_path, database_url):
     env = _env(tmp_path, database_url, GLOBEX_TURN * 2)
-    objects = _chat(
-        tmp_path, env, "kept", QUESTION, "/reset", "/sources", QUESTION, "/forget", "/foo"
-    )
-    _, reset, sources, second, forget, foo = objects
+    turns = tmp_path / "turns.txt"
+    turns.write_text("\n".join([QUESTION, "/reset", "/sources", QUESTION, "/foo", "/forget"]))
+    script = run_finrag("chat", "--input", str(turns), "--session", "kept", "--json", env=env)
+    assert script.returncode == 2, "a script's /forget without --yes stops it"
+    assert "hint: write /forget --yes to confirm; nothing was deleted" in script.stderr
+    objects = [json.loads(line) for line in script.stdout.splitlines()]
+    _, reset, sources, second, foo, forget = objects
     assert "the 1 earlier turn(s) stay stored" in reset["result"]
     # After /reset the last answer is still there to inspect; the next turn starts afresh.
     assert sources["result"][0]["document"] == "GLOBEX_2023_10K.pdf"
@@ -94,8 +97,13 @@ def test_reset_keeps_history_and_forget_needs_a_yes(store_and_settings, tmp_path
 def test_forget_in_a_script_refuses_without_yes(store_and_settings, tmp_path, database_url):
     env = _env(tmp_path, database_url, GLOBEX_TURN)
     _chat(tmp_path, env, "script", QUESTION)
-    result = _chat(tmp_path, env, "script", "/forget", json_out=False)
-    assert "/forget deletes 1 stored turn(s) of 'script'" in result.stderr
+    result = run_finrag("chat", "--session", "script", env=env)  # stdin: no terminal, no lines
+    assert result.returncode == 0  # nothing asked of it
+    turns = tmp_path / "forget.txt"
+    turns.write_text("/forget\n")
+    result = run_finrag("chat", "--input", str(turns), "--session", "script", env=env)
+    assert result.returncode == 2
+    assert "error: /forget deletes 1 stored turn(s) of 'script'" in result.stderr
     assert "/forget --yes" in result.stderr
     assert _listed(env) == {"script": 1}
 

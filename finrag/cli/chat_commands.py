@@ -13,7 +13,7 @@ from finrag.agent.session import ChatSession
 from finrag.cli.ask_cmd import print_citations
 from finrag.cli.kpi_cmd import chat_kpi
 from finrag.cli.render import err, out, print_error
-from finrag.errors import FinragError
+from finrag.errors import FinragError, UsageError
 
 COMMANDS = {
     "/sources": "citations of the last answer, with quotes",
@@ -53,12 +53,11 @@ def run_command(
     elif name == "/forget":
         confirmed = any(w.lower() in YES for w in words[1:])
         if chat.stored_turns and not confirmed and not interactive:
-            # A script cannot answer a question: it must say --yes.
+            # A script cannot answer a question: it must say --yes, or it stops here (exit 2).
             message = f"/forget deletes {chat.stored_turns} stored turn(s) of {chat.name!r}"
-            print_error(message, "write /forget --yes to confirm")
             if as_json:
                 _json_line({"command": name, "result": None, "error": message})
-            return None
+            raise UsageError(message, hint="write /forget --yes to confirm; nothing was deleted")
         data = _forget(chat, confirmed=confirmed)
     elif name == "/kpi":
         try:
