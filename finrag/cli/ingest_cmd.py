@@ -20,7 +20,7 @@ from rich.text import Text
 from finrag.cli.render import err, print_json
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
-from finrag.errors import ExitCode
+from finrag.errors import ExitCode, UsageError
 from finrag.ingest.pipeline import FAILED, IngestEvent, IngestReport, ingest
 
 
@@ -44,6 +44,13 @@ def ingest_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
 ) -> None:
     """Parse, chunk, embed and store filings (PDF, EDGAR HTML, Markdown, text)."""
+    missing = [p for p in paths if not p.expanduser().exists() and not p.is_symlink()]
+    if missing:  # like cp and rg: a path that is not there is a usage error, before any work
+        raise UsageError(
+            "no such file or folder: " + ", ".join(str(p) for p in missing),
+            hint="nothing was ingested; check the path"
+            + ("s" if len(missing) > 1 else ""),
+        )
     state = app_state(ctx)
     settings = with_options(state.settings, "ingest", parser=parser, workers=workers)
     overrides = {

@@ -7,13 +7,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.padding import Padding
 from rich.text import Text
 
 from finrag.cli.inputs import clean_option, question_text
-from finrag.cli.render import err, out, print_json
+from finrag.cli.render import err, out, print_error, print_json, print_table, warn
+from finrag.cli.snippets import query_terms, snippet
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
+from finrag.errors import ExitCode
 from finrag.refs import document_fields, page_ref
 from finrag.retrieve import Hit, Retriever, SearchResult, Variant
 from finrag.retrieve.pages import PageHit
@@ -38,6 +40,14 @@ def search_command(
         str | None,
         typer.Option(help="Stages to run, e.g. dense, fts, hybrid+filters (default: all)."),
     ] = None,
+    strict_filters: Annotated[
+        bool,
+        typer.Option(
+            "--strict-filters",
+            help="When no filing matches a filter (company, year, quarter, form), fail with "
+            "exit 7 instead of searching without it.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Hybrid (vector + full-text) search with filters read from the question."""
@@ -56,10 +66,55 @@ def search_command(
         )
     finally:
         store.close()
+    dropped = widened_words(result)
+    if dropped and strict_filters:
+        if as_json:
+            print_json({"question": question, **result_dict(result), "hits": []})
+        print_error(
+            f"no filing matches {' and '.join(dropped)}; --strict-filters keeps "
+            f"{'that filter' if len(dropped) == 1 else 'those filters'}, so nothing is found",
+            hint="`finrag docs list` shows what the store holds; without --strict-filters "
+            "the search drops the filter and says so",
+        )
+        raise typer.Exit(ExitCode.NO_ANSWER)
+    if dropped:
+        warn(
+            f"warning: no filing matches {' and '.join(dropped)}: searched without "
+            f"{'that filter' if len(dropped) == 1 else 'those filters'} "
+            "(--strict-filters fails instead)"
+        )
     if as_json:
         print_json({"question": question, **result_dict(result)})
         return
-    _print_result(result)
+    _print_result(result, question)
+
+
+def widened_words(result: SearchResult) -> list[str]:
+    """Each filter the search dropped because no filing matched it, in words with its
+    value: 'fiscal year 1999', 'Q3', 'company Acme Corp', 'form 8-K'."""
+    f = result.filters
+    words = {
+        "years": "fiscal year " + " or ".join(map(str, f.years)),
+        "quarter": f"Q{f.quarter}",
+        "company_ids": "company " + " or ".join(c.name for c in f.companies),
+        "form_types": "form " + " or ".join(f.form_types),
+    }
+    return [words.get(key, key) for key in result.widened]
+
+
+def filters_words(result: SearchResult) -> str:
+    """The filters the search used, in words ('Best Buy Co., Inc., fiscal 2024, Q2')."""
+    f, applied = result.filters, result.applied
+    parts = []
+    if f.companies and "company_ids" in applied:
+        parts.append(" or ".join(c.name for c in f.companies))
+    if f.years and "years" in applied:
+        parts.append("fiscal " + " or ".join(map(str, f.years)))
+    if f.quarter and "quarter" in applied:
+        parts.append(f"Q{f.quarter}")
+    if f.form_types and "form_types" in applied:
+        parts.append(" or ".join(f.form_types))
+    return ", ".join(parts) or "none"
 
 
 def result_dict(result: SearchResult) -> dict:
@@ -71,6 +126,7 @@ def result_dict(result: SearchResult) -> dict:
         "filters": result.filters.as_dict(),
         "applied": result.applied,
         "widened": result.widened,
+        "widened_filters": widened_words(result),
         "not_in_store": result.filters.unknown_companies,
         "timings_ms": result.timings_ms,
         "unit": "page" if any(isinstance(h, PageHit) for h in result.hits) else "chunk",
@@ -113,51 +169,66 @@ def hit_dict(hit: Hit) -> dict:
     }
 
 
-def _print_result(result: SearchResult) -> None:
-    note = f"filters: {result.filters.matched or 'none'}"
-    if result.widened:
-        note += f"; widened (nothing matched): {', '.join(result.widened)}"
+def _print_result(result: SearchResult, question: str) -> None:
+    note = f"filters: {filters_words(result)}"
     note += f"; {result.variant}" + (f" ({result.reranker})" if result.reranker else "")
     err.print(Text(note))
     if unknown := result.filters.unknown_companies:
-        err.print(
-            Text(
-                f"not in the store: {', '.join(unknown)} — these results come from the "
-                "filings it holds (`finrag docs list`)",
-                style="yellow",
-            )
+        warn(
+            f"not in the store: {', '.join(unknown)} — these results come from the "
+            "filings it holds (`finrag docs list`)"
         )
+    terms = query_terms(question)
     reranked = any(h.rerank_score is not None for h in result.hits)
-    table = Table(show_lines=True)
-    columns = ["#", "document", "pages", "section", "kind", "score", "dense", "text"]
-    for column in columns + (["rerank"] if reranked else []):
-        table.add_column(column, overflow="fold")
+    rows = []
     for rank, hit in enumerate(result.hits, 1):
         pages = f"{hit.page_start}" + (f"-{hit.page_end}" if hit.page_end != hit.page_start else "")
         if isinstance(hit, PageHit):  # the page it stands for, and how many chunks on it
             pages = f"p.{hit.page} ({len(hit.chunks)} chunk{'s' if len(hit.chunks) > 1 else ''})"
-        dense = f"#{hit.dense_rank} {hit.dense_score:.3f}" if hit.dense_rank else "-"
-        text = f"#{hit.text_rank} {hit.text_score:.3f}" if hit.text_rank else "-"
-        row = [
-            str(rank),
-            Path(hit.document).name,
-            pages,
-            Text(" > ".join(hit.section_path[-2:])),
-            hit.kind + ("\nFLAGGED" if hit.flagged else ""),
-            f"{hit.score:.4f}",
-            dense,
-            text,
-        ]
-        if reranked:
-            row.append("-" if hit.rerank_score is None else f"{hit.rerank_score:.3f}")
-        table.add_row(*row)
-    out.print(table)
-    if any(h.flagged for h in result.hits):
-        err.print(
-            Text(
-                "FLAGGED: holds instruction-like text (possible prompt injection), e.g. "
-                f"{next(h.flagged for h in result.hits if h.flagged)!r}; answers leave it out "
-                "unless answer.include_flagged is set",
-                style="yellow",
-            )
+        contents = [c.content for c in hit.chunks] if isinstance(hit, PageHit) else []
+        rows.append(
+            {
+                "#": str(rank),
+                "document": Path(hit.document).name,
+                "pages": pages,
+                "section": " > ".join(hit.section_path[-2:]),
+                "kind": hit.kind + (" FLAGGED" if hit.flagged else ""),
+                "score": f"{hit.score:.4f}",
+                "dense": f"#{hit.dense_rank} {hit.dense_score:.3f}" if hit.dense_rank else "-",
+                "text": f"#{hit.text_rank} {hit.text_score:.3f}" if hit.text_rank else "-",
+                "rerank": "-" if hit.rerank_score is None else f"{hit.rerank_score:.3f}",
+                "snippet": snippet([hit.content, *contents], terms),
+            }
         )
+    if out.is_terminal:
+        _print_hits(rows, reranked)
+    else:  # one tab-separated row a hit, the snippet last
+        names = ["#", "document", "pages", "section", "kind", "score", "dense", "text"]
+        names += ["rerank"] if reranked else []
+        print_table(
+            [*names, "snippet"], ([r[n] for n in names] + [r["snippet"].plain] for r in rows)
+        )
+    if any(h.flagged for h in result.hits):
+        warn(
+            "FLAGGED: holds instruction-like text (possible prompt injection), e.g. "
+            f"{next(h.flagged for h in result.hits if h.flagged)!r}; answers leave it out "
+            "unless answer.include_flagged is set"
+        )
+
+
+def _print_hits(rows: list[dict], reranked: bool) -> None:
+    """On a terminal: a block per hit, where it is and how it scored, then its snippet
+    with the question's words highlighted."""
+    for r in rows:
+        scores = f"score {r['score']} (dense {r['dense']}, text {r['text']}"
+        scores += f", rerank {r['rerank']})" if reranked else ")"
+        head = Text.assemble(
+            (f"{r['#']:>2}. ", "bold"),
+            (r["document"], "bold cyan"),
+            f" {r['pages']} · {r['kind']} · ",
+            (scores, "dim"),
+        )
+        out.print(head, soft_wrap=False)
+        if r["section"]:
+            out.print(Padding(Text(r["section"], style="dim"), (0, 0, 0, 4)), soft_wrap=False)
+        out.print(Padding(r["snippet"], (0, 0, 1, 4)), soft_wrap=False)
