@@ -53,15 +53,7 @@ def open_command(
     ] = False,
 ) -> None:
     """Print a cited page's text as stored (Markdown, its chunks in order), or open the
-    file at that page with --viewer.
-
-    \b
-    Examples:
-      finrag open 'BESTBUY_2024Q2_10Q.pdf#page=4'     # a citation's "ref" from ask/search --json
-      finrag open BESTBUY_2024Q2_10Q --page 16 | grep -i revenue
-      finrag open 1 --page 4 --json
-      finrag open BESTBUY_2024Q2_10Q.pdf:p4 --viewer
-    """
+    file at that page with --viewer."""
     ref = parse_ref(target)
     number = page if page is not None else ref.page
     store = open_store(app_state(ctx).settings)
