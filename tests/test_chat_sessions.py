@@ -10,9 +10,7 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
-from finrag.agent.memory import session_names
+from finrag.agent.memory import list_conversations, session_names
 from finrag.agent.session import ChatSession
 from finrag.cli import chat_cmd
 from finrag.llm.fake import FakeLLM
@@ -55,9 +53,9 @@ def _chat(tmp_path: Path, env: dict[str, str], session: str, *lines: str, json_o
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
-def _listed(env: dict[str, str]) -> dict[str, int]:
-    listed = run_finrag("sessions", "list", "--json", env=env)
-    return {s["name"]: s["turns"] for s in json.loads(listed.stdout)}
+def _listed(store) -> dict[str, int]:
+    with store.connect() as conn:
+        return {c.name: c.turns for c in list_conversations(conn)}
 
 
 def test_reset_keeps_history_and_forget_needs_a_yes(store_and_settings, tmp_path, database_url):
@@ -76,7 +74,9 @@ def test_reset_keeps_history_and_forget_needs_a_yes(store_and_settings, tmp_path
     assert forget["result"] is None and forget["error"].startswith("/forget deletes 2 stored")
     assert "unknown command /foo" in foo["result"] and "/forget" in foo["result"]
     assert "/sources" in foo["result"] and "/quit" in foo["result"]
-    assert _listed(env) == {"kept": 2}, "neither /reset nor an unconfirmed /forget deletes"
+    assert _listed(store_and_settings[0]) == {"kept": 2}, (
+        "neither /reset nor an unconfirmed /forget deletes"
+    )
 
     shown = json.loads(run_finrag("sessions", "show", "kept", "--json", env=env).stdout)
     roles = [m["role"] for m in shown["messages"]]
@@ -91,21 +91,7 @@ def test_reset_keeps_history_and_forget_needs_a_yes(store_and_settings, tmp_path
     gone = _chat(tmp_path, env, "kept", "/forget --yes", "/sources")
     assert gone[0]["result"] == "forgot 2 turn(s) of 'kept'"
     assert gone[1]["result"] == "nothing asked yet in this session"
-    assert _listed(env) == {"kept": 0}
-
-
-def test_forget_in_a_script_refuses_without_yes(store_and_settings, tmp_path, database_url):
-    env = _env(tmp_path, database_url, GLOBEX_TURN)
-    _chat(tmp_path, env, "script", QUESTION)
-    result = run_finrag("chat", "--session", "script", env=env)  # stdin: no terminal, no lines
-    assert result.returncode == 0  # nothing asked of it
-    turns = tmp_path / "forget.txt"
-    turns.write_text("/forget\n")
-    result = run_finrag("chat", "--input", str(turns), "--session", "script", env=env)
-    assert result.returncode == 2
-    assert "error: /forget deletes 1 stored turn(s) of 'script'" in result.stderr
-    assert "/forget --yes" in result.stderr
-    assert _listed(env) == {"script": 1}
+    assert _listed(store_and_settings[0]) == {"kept": 0}
 
 
 def _repl(chat: ChatSession, lines: list[str], monkeypatch, tmp_path: Path) -> None:
@@ -190,7 +176,9 @@ def test_chat_says_which_numbers_are_verified(store_and_settings, tmp_path, data
     assert "found in source" in numbers and "verified" not in numbers
 
 
-def test_sessions_export_writes_markdown_with_citations(store_and_settings, tmp_path, database_url):
+def test_sessions_export_writes_markdown_and_rm_asks_first(
+    store_and_settings, tmp_path, database_url
+):
     env = _env(tmp_path, database_url, GLOBEX_TURN)
     _chat(tmp_path, env, "export", QUESTION, "/reset")
     target = tmp_path / "out" / "export.md"
@@ -211,24 +199,20 @@ def test_sessions_export_writes_markdown_with_citations(store_and_settings, tmp_
     missing = run_finrag("sessions", "export", "nope", env=env)
     assert missing.returncode == 2 and "no session named 'nope'" in missing.stderr
 
-
-def test_sessions_rm_needs_yes_in_a_script(store_and_settings, tmp_path, database_url):
-    env = _env(tmp_path, database_url, GLOBEX_TURN)
-    _chat(tmp_path, env, "doomed", QUESTION)
-    refused = run_finrag("sessions", "rm", "doomed", env=env)  # stdin is not a terminal
+    refused = run_finrag("sessions", "rm", "export", env=env)  # stdin is not a terminal
     assert refused.returncode == 2 and "pass --yes to confirm" in refused.stderr
-    assert _listed(env) == {"doomed": 1}
-    removed = run_finrag("sessions", "rm", "doomed", "--yes", env=env)
-    assert removed.returncode == 0 and "removed session 'doomed' (1 turn(s))" in removed.stderr
-    assert _listed(env) == {}
+    assert _listed(store_and_settings[0]) == {"export": 1}
+    removed = run_finrag("sessions", "rm", "export", "--yes", env=env)
+    assert removed.returncode == 0 and "removed session 'export' (1 turn(s))" in removed.stderr
+    assert _listed(store_and_settings[0]) == {}
 
 
-@pytest.mark.parametrize("prefix, expected", [("", ["beta", "alpha"]), ("al", ["alpha"])])
-def test_session_names_for_completion(store_and_settings, prefix, expected) -> None:
+def test_session_names_for_completion(store_and_settings) -> None:
     store, settings = store_and_settings
     for name in ("alpha", "beta"):
         ChatSession(store, settings, name=name, llm=FakeLLM([]))
     with store.connect() as conn:
         conn.execute("UPDATE conversations SET updated_at = now() WHERE name = 'beta'")
         conn.commit()
-        assert session_names(conn, prefix) == expected
+        assert session_names(conn) == ["beta", "alpha"]
+        assert session_names(conn, "al") == ["alpha"]
