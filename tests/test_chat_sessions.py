@@ -216,3 +216,30 @@ def test_session_names_for_completion(store_and_settings) -> None:
         conn.commit()
         assert session_names(conn) == ["beta", "alpha"]
         assert session_names(conn, "al") == ["alpha"]
+
+
+LONG_CLAIM = (
+    "Globex's revenue fell because of weaker demand in every region, lower prices on its "
+    "main product lines and the loss of two large customers, none of which the excerpt says"
+)
+
+
+def test_the_checked_answer_is_printed_once_with_the_verdict_in_full(
+    store_and_settings, tmp_path, database_url
+):
+    draft = "Globex revenue fell 3% to $4.0 billion in 2023 [1], on weaker demand everywhere."
+    retry = {"query": "Globex revenue 2023", "passage": "Revenue fell 3% to $4.0 billion."}
+    unsupported = {"supported": False, "unsupported": [LONG_CLAIM]}
+    env = _env(
+        tmp_path,
+        database_url,
+        [GLOBEX_TURN[0], draft, unsupported, retry, GLOBEX_TURN[0], draft, unsupported],
+    )
+    result = _chat(tmp_path, env, "verdict", QUESTION, json_out=False)
+    # The verdict in full (it was cut at 100 characters), each claim on a line of its own.
+    assert f"  - {LONG_CLAIM}\n" in result.stderr
+    assert "\nchecking again…\n" in result.stderr
+    # The draft is never printed as an answer: only the checked reply, once, with its caveat.
+    assert result.stdout.count(draft) == 1
+    assert "Not supported by the cited excerpts: " + LONG_CLAIM in result.stdout
+    assert "status: found in source · relevant" in result.stderr
