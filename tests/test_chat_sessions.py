@@ -10,8 +10,14 @@ import json
 import os
 from pathlib import Path
 
-from finrag.agent.memory import list_conversations, session_names
+from finrag.agent.memory import (
+    conversation_messages,
+    list_conversations,
+    open_conversation,
+    session_names,
+)
 from finrag.agent.session import ChatSession
+from finrag.agent.transcript import conversation_markdown
 from finrag.cli import chat_cmd
 from finrag.llm.fake import FakeLLM
 from tests.conftest import run_finrag
@@ -243,3 +249,25 @@ def test_the_checked_answer_is_printed_once_with_the_verdict_in_full(
     assert result.stdout.count(draft) == 1
     assert "Not supported by the cited excerpts: " + LONG_CLAIM in result.stdout
     assert "status: found in source · relevant" in result.stderr
+
+
+def test_a_turn_stored_before_status_words_is_never_read_as_verified(store_and_settings):
+    store, settings = store_and_settings
+    with store.connect() as conn:
+        conversation = open_conversation(conn, "old")
+        conn.execute(
+            "INSERT INTO messages (conversation_id, turn, role, content) "
+            "VALUES (%s, 1, 'user', %s)",
+            (conversation, QUESTION),
+        )
+        record = {"question": QUESTION, "intent": "relevant", "verified": True}  # pre-issue 16
+        conn.execute(
+            "INSERT INTO messages (conversation_id, turn, role, content, trace) "
+            "VALUES (%s, 1, 'assistant', %s, %s)",
+            (conversation, "Revenue fell 3% to $4.0 billion [1].", json.dumps(record)),
+        )
+        conn.commit()
+        markdown = conversation_markdown("old", conversation_messages(conn, "old"))
+    last = ChatSession(store, settings, name="old", llm=FakeLLM([])).last
+    assert last.status == "not_recorded" and last.verified is False
+    assert "**Status:** not recorded · relevant" in markdown

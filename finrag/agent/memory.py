@@ -13,11 +13,13 @@ import psycopg
 from finrag.agent.state import Exchange, Pending, TurnResult
 from finrag.answer.citations import Citation
 from finrag.answer.extraction import CalculationOutcome
+from finrag.answer.status import NO_NUMBERS
 
 # A 'system' message with this content marks where /reset started a fresh context: the
 # turns before it stay stored (sessions show/export) but are no longer the conversation
 # a resumed session remembers.
 RESET_MARK = "context reset"
+NOT_RECORDED = "not_recorded"  # the status of a turn stored before statuses were kept
 
 
 @dataclass(frozen=True)
@@ -113,10 +115,9 @@ def turn_from_record(
 
 
 def _old_status(record: dict[str, Any]) -> str:
-    """Turns stored before issue 16 kept only the checker's boolean: never 'verified' now."""
-    from finrag.answer.status import NO_NUMBERS, UNSUPPORTED
-
-    return UNSUPPORTED if record.get("verified") is False else NO_NUMBERS
+    """Turns stored before issue 16 kept only a checker's boolean, which said "verified" of
+    numbers merely found in an excerpt: their status is not known now."""
+    return NOT_RECORDED if record else NO_NUMBERS
 
 
 def _calculation(data: dict[str, Any]) -> CalculationOutcome:

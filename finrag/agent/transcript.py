@@ -45,7 +45,7 @@ def turn_markdown(turn: TurnResult, *, question: str = "") -> list[str]:
     if turn.standalone and turn.standalone not in (question, turn.question):
         lines += [f"*Read as:* {_escape(turn.standalone)}", ""]
     lines += [turn.reply.strip(), ""]
-    status = WORDS.get(turn.status, turn.status)
+    status = WORDS.get(turn.status, turn.status.replace("_", " "))
     lines += [f"**Status:** {status} · {turn.intent}", ""]
     if turn.numbers:
         lines += ["| Number | Status | Source |", "|---|---|---|"]
