@@ -37,7 +37,10 @@ from finrag.llm.interrupt import stop_model_calls_on_signals
 
 app = typer.Typer(
     name="finrag",
-    help="Grounded, cited answers over financial filings, local and offline.",
+    help="Grounded, cited answers over financial filings, local and offline.\n\n"
+    "--config, --debug and -q/--quiet go before or after the command; each command's "
+    "--help ends with examples. Shell completion (--install-completion) completes "
+    "companies, documents and sessions while the store is up (`finrag db start`).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,  # main() is the error boundary
     rich_markup_mode=None,

@@ -21,6 +21,7 @@ CONNECT_TIMEOUT_S = 1
 def reachable_store(config_file: Path | None = None) -> Iterator[psycopg.Connection | None]:
     """A read-only connection to the store if one is up now, else None; starts nothing."""
     from finrag.config import load_settings
+    from finrag.db.connection import SCHEMA
     from finrag.db.embedded import EmbeddedServer
 
     settings = load_settings(config_file)
@@ -33,7 +34,9 @@ def reachable_store(config_file: Path | None = None) -> Iterator[psycopg.Connect
     if url is None:
         yield None
         return
-    with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S) as conn:
+    with psycopg.connect(
+        url, connect_timeout=CONNECT_TIMEOUT_S, options=f"-c search_path={SCHEMA}"
+    ) as conn:
         conn.read_only = True
         yield conn
 
