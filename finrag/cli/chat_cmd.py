@@ -239,6 +239,7 @@ def _repl(chat: ChatSession, history_file: Path, progress: _Progress) -> None:
                 print_error(exc.message, exc.hint)
                 err.print(Text(_cancelled(chat, failed=True), style="yellow"))
                 continue
+            out.print()  # the answer apart from the step lines above it
             _show(result)
     finally:
         if readline is not None:
