@@ -73,7 +73,9 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "open": (
         (f"finrag open '{SAMPLE}#page=4'", "a citation's ref from ask/search --json"),
-        (f"finrag open {SAMPLE} -p 4 --viewer", "that page in the system viewer"),
+        ("finrag open BESTBUY_2024Q2_10Q -p 16 | grep -i revenue", "a page's text, piped"),
+        ("finrag open 1 -p 4 -j", "by document id, as JSON"),
+        (f"finrag open {SAMPLE}:p4 --viewer", "that page in the system viewer"),
     ),
     "doctor": (
         ("finrag doctor", "what works and what to fix"),
