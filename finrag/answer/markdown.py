@@ -52,8 +52,9 @@ def answer_markdown(answer: Answer) -> str:
 
 
 def _escape(text: str) -> str:
-    """Text that Markdown would read as markup, shown as written (citation brackets stay)."""
-    return text.replace("*", "\\*").replace("_", "\\_").replace("`", "\\`")
+    """Text that Markdown would read as markup, shown as written (citation brackets stay;
+    underscores inside names like GLOBEX_2023_10K are no emphasis in CommonMark)."""
+    return text.replace("*", "\\*").replace("`", "\\`")
 
 
 def _cell(text: str) -> str:

@@ -21,7 +21,7 @@ def get_llm(settings: Settings) -> LLM:
                 "llm.backend is 'fake' but llm.fake_script is not set",
                 hint="point FINRAG_LLM__FAKE_SCRIPT at a JSON list of replies",
             )
-        return FakeLLM.from_file(settings.llm.fake_script)
+        return FakeLLM.from_file(settings.llm.fake_script, timeout_s=settings.llm.timeout_s)
     if choice == "ollama":
         from finrag.llm.ollama_backend import OllamaLLM
 

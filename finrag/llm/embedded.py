@@ -32,7 +32,7 @@ from finrag.llm.base import (
     parse_output,
     tool_arguments,
 )
-from finrag.llm.interrupt import attach_stop_flag, model_call
+from finrag.llm.interrupt import attach_stop_flag, model_call, signals_deferred
 from finrag.llm.model_files import ModelFile, resolve_gguf
 
 _LOADED: dict[tuple[str, int, int], Any] = {}
@@ -86,22 +86,24 @@ class EmbeddedLLM:
                         hint="pip install llama-cpp-python==0.3.36, or use Ollama "
                         "(llm.backend = 'ollama')",
                     ) from None
-                try:
-                    _LOADED[key] = Llama(
-                        model_path=key[0],
-                        n_ctx=self.settings.context,
-                        n_threads=threads,
-                        n_threads_batch=threads,
-                        n_batch=512,
-                        verbose=False,
-                    )
-                    attach_stop_flag(_LOADED[key])
-                except (ValueError, RuntimeError) as exc:
-                    raise ModelNotAvailable(
-                        f"llama.cpp could not load {key[0]}: {exc}",
-                        hint="run `finrag doctor`; a damaged bundled model is re-assembled "
-                        "after you delete it",
-                    ) from None
+                # Ctrl-C while the model loads takes effect as soon as it has loaded.
+                with signals_deferred():
+                    try:
+                        _LOADED[key] = Llama(
+                            model_path=key[0],
+                            n_ctx=self.settings.context,
+                            n_threads=threads,
+                            n_threads_batch=threads,
+                            n_batch=512,
+                            verbose=False,
+                        )
+                        attach_stop_flag(_LOADED[key])
+                    except (ValueError, RuntimeError) as exc:
+                        raise ModelNotAvailable(
+                            f"llama.cpp could not load {key[0]}: {exc}",
+                            hint="run `finrag doctor`; a damaged bundled model is re-assembled "
+                            "after you delete it",
+                        ) from None
             return _LOADED[key]
 
     def chat(

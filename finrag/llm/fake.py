@@ -35,19 +35,22 @@ Reply = str | dict | BaseModel | list[ToolCall] | Callable[[Sequence[Message]], 
 class FakeLLM:
     backend = "fake"
 
-    def __init__(self, replies: Sequence[Reply] = (), *, model: str = "scripted") -> None:
+    def __init__(
+        self, replies: Sequence[Reply] = (), *, model: str = "scripted", timeout_s: float = 300.0
+    ) -> None:
         self.replies = list(replies)
         self.model = model
+        self.timeout_s = timeout_s  # named by a scripted timeout, as a real backend's is
         self.calls: list[dict[str, Any]] = []
 
     @classmethod
-    def from_file(cls, path: Path) -> FakeLLM:
+    def from_file(cls, path: Path, *, timeout_s: float = 300.0) -> FakeLLM:
         """Replies from a JSON list (for scripted runs of the CLI)."""
         try:
             replies = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise LLMError(f"cannot read the fake LLM script {path}: {exc}") from None
-        return cls(replies, model=path.name)
+        return cls(replies, model=path.name, timeout_s=timeout_s)
 
     def chat(
         self,
@@ -73,7 +76,9 @@ class FakeLLM:
         if isinstance(reply, dict) and "__error__" in reply:
             what = str(reply["__error__"])
             if what == "timeout":
-                raise LLMTimeout(f"the fake model ({self.model}) took longer than its timeout")
+                raise LLMTimeout(
+                    f"the fake model ({self.model}) took longer than {self.timeout_s:.0f} s"
+                )
             raise LLMError(f"the fake model ({self.model}) failed: {what}")
         result = ChatResult(text="", backend=self.backend, model=self.model)
         if isinstance(reply, list) and all(isinstance(r, ToolCall) for r in reply):

@@ -34,6 +34,7 @@ from finrag.errors import ExitCode, FinragError
 _FLAG = (ctypes.c_ubyte * 2)()  # as a C string for strlen: "" = go on, "\x01" = abort
 _LOCK = threading.RLock()  # re-entrant: a signal handler may run while the main thread holds it
 _active = False
+_deferring = 0  # blocks inside signals_deferred(): a model loading
 _deferred: list[tuple[Callable[..., Any], int]] = []
 _callback: Any = None  # the ctypes function pointer: module-level, llama.cpp keeps calling it
 _wakeup: socket.socket | None = None
@@ -94,6 +95,25 @@ def model_call(llama: Any) -> Iterator[None]:
     _deliver_deferred()
 
 
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Signals that arrive in the block take effect when it ends. Loading a model calls
+    llama.cpp's logger back into Python many times a second; a KeyboardInterrupt raised
+    in that callback is printed and dropped, so Ctrl-C while the model loaded was lost
+    and the answer ran to its end (minutes)."""
+    global _deferring
+    with _LOCK:
+        _deferring += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _deferring -= 1
+            last = _deferring == 0 and not _active
+        if last:
+            _deliver_deferred()
+
+
 def _end(llama: Any) -> bool:
     global _active
     with _LOCK:
@@ -143,6 +163,9 @@ class _DeferredDuringModelCall:
         with _LOCK:
             if _active:
                 _set_flag()
+                _deferred.append((self.handler, signum))
+                return
+            if _deferring:
                 _deferred.append((self.handler, signum))
                 return
         self.handler(signum, frame)
