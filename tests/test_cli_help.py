@@ -160,11 +160,28 @@ def test_completion_reads_names_from_a_store_that_is_up(
     assert shell.stdout.split() == ["Globex"] and shell.stderr == ""
 
 
-def test_completion_starts_no_server(home, capsys: pytest.CaptureFixture[str]) -> None:
-    command = ROOT.commands["facts"]
-    param = next(p for p in command.params if p.name == "company")
+def test_completion_leaves_no_server_running(store, capsys: pytest.CaptureFixture[str]) -> None:
+    from finrag.db.companies import resolve_company
+    from finrag.db.embedded import EmbeddedServer
+
+    settings, opened = store
+    with opened.connect() as conn:
+        resolve_company(conn, ["Initech"], "INTC")
+        conn.commit()
+    opened.close()  # the last client: the embedded server stops
+    server = EmbeddedServer(settings.home)
+    assert not server.status().running
+
+    param = next(p for p in ROOT.commands["facts"].params if p.name == "company")
+    assert [c.value for c in param.shell_complete(_context(), "ini")] == ["Initech"]
+    assert not server.status().running  # started for the query, stopped after it
+    assert capsys.readouterr() == ("", "")
+
+
+def test_completion_makes_no_cluster(home, capsys: pytest.CaptureFixture[str]) -> None:
+    param = next(p for p in ROOT.commands["facts"].params if p.name == "company")
     assert param.shell_complete(_context(), "") == []
-    assert not (home / "pgdata").exists()
+    assert not (home / "pgdata").exists()  # no initdb for a completion
     assert capsys.readouterr() == ("", "")
 
 

@@ -1,13 +1,16 @@
 """Shell completion of the store's names: companies, documents, chat sessions.
 
-Read from the store only when it can be reached cheaply: an external database that
-answers within a second, or an embedded server that is already running (completion never
-starts one: ``finrag db start`` keeps it up between commands). Otherwise nothing.
+Read from the store when it can be reached cheaply (see :func:`reachable_store`): an
+external database that answers within a second, or the embedded server, started for the
+query and stopped after it when no other command uses it. Otherwise, and on any error,
+nothing: a completion never prints an error.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -19,26 +22,35 @@ CONNECT_TIMEOUT_S = 1
 
 @contextlib.contextmanager
 def reachable_store(config_file: Path | None = None) -> Iterator[psycopg.Connection | None]:
-    """A read-only connection to the store if one is up now, else None; starts nothing."""
+    """A read-only connection to the store, or None when there is none to read.
+
+    An external database is used if it answers within a second. An embedded server that
+    is stopped is started for this one query and stopped again when it ends (it takes
+    about 0.3 s; should completion be killed, the server's watchdog stops it); a home
+    with no cluster yet is left alone (no initdb for a completion)."""
     from finrag.config import load_settings
     from finrag.db.connection import SCHEMA
     from finrag.db.embedded import EmbeddedServer
 
     settings = load_settings(config_file)
+    server = None
     if settings.database_url is not None:
         url = settings.database_url.get_secret_value()
     elif (settings.home / "pgdata" / "PG_VERSION").exists():
-        url = EmbeddedServer(settings.home).status().url
+        server = EmbeddedServer(settings.home)
+        url = server.acquire()
     else:
-        url = None
-    if url is None:
         yield None
         return
-    with psycopg.connect(
-        url, connect_timeout=CONNECT_TIMEOUT_S, options=f"-c search_path={SCHEMA}"
-    ) as conn:
-        conn.read_only = True
-        yield conn
+    try:
+        with psycopg.connect(
+            url, connect_timeout=CONNECT_TIMEOUT_S, options=f"-c search_path={SCHEMA}"
+        ) as conn:
+            conn.read_only = True
+            yield conn
+    finally:
+        if server is not None:
+            server.release()  # stops the server if completion was its only client
 
 
 def company_names(conn: psycopg.Connection, prefix: str = "") -> list[str]:
@@ -67,7 +79,11 @@ def _from_store(
     def complete(ctx: click.Context, incomplete: str) -> list[str]:
         config_file = ctx.find_root().params.get("config")
         with reachable_store(config_file) as conn:
-            return [] if conn is None else names(conn, incomplete)
+            found = [] if conn is None else names(conn, incomplete)
+        if os.environ.get("_FINRAG_COMPLETE") == "complete_bash":
+            # bash inserts a reply as typed: "Best Buy Co., Inc." would become 3 words.
+            found = [shlex.quote(name) for name in found]
+        return found
 
     return complete
 
