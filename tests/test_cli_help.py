@@ -92,6 +92,7 @@ def test_short_flags_mean_one_thing_everywhere() -> None:
         # an option's value, and anything after `--`, stay where they are
         (["search", "x", "--company", "-q"], ["search", "x", "--company", "-q"]),
         (["search", "--", "--debug"], ["search", "--", "--debug"]),
+        (["db", "psql", "-q", "--debug"], ["db", "psql", "-q", "--debug"]),  # psql's own
     ],
 )
 def test_root_flags_move_to_the_front(argv: list[str], expected: list[str]) -> None:

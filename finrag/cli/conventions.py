@@ -406,13 +406,14 @@ def _quiet(complete: Callable[[click.Context, str], list[str]]) -> Callable[...,
 def hoist_global_flags(root: click.Command, argv: list[str]) -> list[str]:
     """``argv`` with the root's flags found after a subcommand moved to the front
     (``finrag docs list --debug`` = ``finrag --debug docs list``). A subcommand's own
-    option of the same name, an option's value and anything after ``--`` stay put."""
+    option of the same name, an option's value, anything after ``--`` and the arguments
+    of a command that passes them on (``db psql``) stay put."""
     command, moved, rest = root, [], []
     i = 0
     while i < len(argv):
         arg = argv[i]
-        if arg == "--":
-            rest.extend(argv[i:])
+        if arg == "--" or command.context_settings.get("ignore_unknown_options"):
+            rest.extend(argv[i:])  # the rest is the command's own (`db psql -q` is psql's)
             break
         flag, _, inline = arg.partition("=")
         takes_value = _takes_value(command, flag)
