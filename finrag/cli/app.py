@@ -39,8 +39,8 @@ app = typer.Typer(
     name="finrag",
     help="Grounded, cited answers over financial filings, local and offline.\n\n"
     "--config, --debug and -q/--quiet go before or after the command; each command's "
-    "--help ends with examples. Shell completion (--install-completion) completes "
-    "companies, documents and sessions while the store is up (`finrag db start`).",
+    "--help ends with examples. Shell completion (--install-completion) also completes "
+    "company names, documents and sessions from the store.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,  # main() is the error boundary
     rich_markup_mode=None,
