@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.progress import (
     BarColumn,
-    MofNCompleteColumn,
     Progress,
+    TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
@@ -21,7 +23,7 @@ from finrag.cli.render import err, print_json
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
-from finrag.ingest.pipeline import FAILED, IngestEvent, IngestReport, ingest
+from finrag.ingest.pipeline import FAILED, FileResult, IngestEvent, IngestReport, ingest
 
 
 def ingest_command(
@@ -48,8 +50,7 @@ def ingest_command(
     if missing:  # like cp and rg: a path that is not there is a usage error, before any work
         raise UsageError(
             "no such file or folder: " + ", ".join(str(p) for p in missing),
-            hint="nothing was ingested; check the path"
-            + ("s" if len(missing) > 1 else ""),
+            hint="nothing was ingested; check the path" + ("s" if len(missing) > 1 else ""),
         )
     state = app_state(ctx)
     settings = with_options(state.settings, "ingest", parser=parser, workers=workers)
@@ -62,7 +63,7 @@ def ingest_command(
     }
     store = open_store(settings)
     try:
-        with _Progress(enabled=err.is_terminal) as progress:
+        with _Progress(enabled=not err.quiet) as progress:
             report = ingest(
                 paths,
                 settings,
@@ -87,53 +88,159 @@ def ingest_command(
         raise typer.Exit(ExitCode.PARTIAL if done else ExitCode.FAILED)
 
 
+# How far a file is, by stage: parsing is about half of a PDF's time, embedding the rest
+# (measured on the sample 10-Q: parse 13.6 s, chunk 1.4 s, embed 11.6 s, store 0.2 s).
+_STAGE_SHARE = {
+    "parse": (0.0, 0.5),
+    "chunk": (0.5, 0.05),
+    "embed": (0.55, 0.43),
+    "store": (0.98, 0.02),
+}
+_STAGE_ORDER = list(_STAGE_SHARE)
+_STAGE_WORDS = {"parse": "parsing", "chunk": "chunking", "embed": "embedding", "store": "storing"}
+
+
+class _Remaining(TimeRemainingColumn):
+    """The ETA on the overall line only."""
+
+    def render(self, task):
+        return super().render(task) if task.fields.get("overall") else Text("")
+
+
+@dataclass
+class _FileState:
+    name: str
+    started: float
+    stage: str = "parse"
+    stage_started: float = 0.0
+    pages: tuple[int, int] = (0, 0)
+    chunks: tuple[int, int] = (0, 0)
+    task: TaskID | None = None
+
+    def fraction(self) -> float:
+        base, share = _STAGE_SHARE[self.stage]
+        done, total = self.chunks if self.stage == "embed" else self.pages
+        part = done / total if self.stage in ("parse", "embed") and total else 0.0
+        return base + share * part
+
+    def detail(self) -> str:
+        pages = f"pages {self.pages[0]}/{self.pages[1]}" if self.pages[1] else "pages ?"
+        chunks = f"chunks {self.chunks[0]}/{self.chunks[1]}" if self.chunks[1] else "chunks -"
+        return f"{_STAGE_WORDS[self.stage]:<9}  {pages:<13} {chunks}"
+
+
 class _Progress:
-    """Files, pages and chunks with an ETA on a terminal; nothing otherwise."""
+    """Ingest's progress on stderr. On a terminal: files n/N with an ETA, and a line per
+    file in flight with its stage, pages read, chunks embedded and time. Otherwise (a log):
+    a line as each file starts a stage, and as it ends. Nothing with --quiet."""
 
     def __init__(self, *, enabled: bool) -> None:
-        self.enabled = enabled
-        self.pages = 0
-        self.chunks = 0
+        self.live = enabled and err.is_terminal
+        self.lines = enabled and not err.is_terminal and not err.quiet
+        self.files: dict[str, _FileState] = {}
+        self.finished = 0
         self.bar = Progress(
             TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
+            BarColumn(bar_width=24),
             TextColumn("{task.fields[detail]}"),
             TimeElapsedColumn(),
-            TimeRemainingColumn(),
+            _Remaining(),
             console=err,
             transient=True,
         )
-        self.task = None
+        self.overall: TaskID | None = None
 
     def __enter__(self) -> _Progress:
-        if self.enabled:
+        if self.live:
             self.bar.start()
-            self.task = self.bar.add_task("ingesting", total=None, detail="")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.enabled:
+        if self.live:
             self.bar.stop()
 
     def update(self, event: IngestEvent) -> None:
-        if event.kind == "planned" and self.task is not None:
-            self.bar.update(self.task, total=event.total)
+        if event.kind == "planned":
+            self._planned(event.total)
+        elif event.kind == "progress" and event.path is not None and event.stage is not None:
+            self._moved(event.path, event.stage, event.done, event.total)
+        elif event.result is not None:
+            self._finished(event.result)
+
+    def _planned(self, total: int) -> None:
+        if self.live and total:
+            self.overall = self.bar.add_task(
+                "files", total=total, detail=f"0/{total}", overall=True
+            )
+        elif self.lines and total:
+            err.print(f"ingesting {total} file{'s' if total > 1 else ''}", highlight=False)
+
+    def _moved(self, path: str, stage: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        state = self.files.get(path)
+        if state is None:
+            state = self.files[path] = _FileState(Path(path).name, now, stage, now)
+            if self.live:
+                state.task = self.bar.add_task(
+                    "  " + state.name[:32], total=1.0, detail=state.detail(), overall=False
+                )
+        if _STAGE_ORDER.index(stage) < _STAGE_ORDER.index(state.stage):
+            return  # a parser's late word about a stage this file has left
+        if stage != state.stage:
+            if self.lines:
+                err.print(self._stage_done(state, now), highlight=False)
+            state.stage, state.stage_started = stage, now
+        if stage == "parse" and total:
+            state.pages = (done, total)
+        elif stage in ("embed", "store"):
+            state.chunks = (done, total)
+        if self.lines and stage == "parse" and done == 0 and total == 0:
+            err.print(f"{state.name}: parsing", highlight=False)
+        self._redraw(state)
+
+    def _stage_done(self, state: _FileState, now: float) -> str:
+        took = f"{now - state.stage_started:.1f} s"
+        if state.stage == "parse":
+            return f"{state.name}: {state.pages[1]} pages read in {took}"
+        if state.stage == "embed":
+            return f"{state.name}: {state.chunks[1]} chunks embedded in {took}"
+        if state.stage == "chunk":
+            return f"{state.name}: chunked in {took}"
+        return f"{state.name}: stored in {took}"
+
+    def _redraw(self, state: _FileState | None = None) -> None:
+        if not self.live:
             return
-        result = event.result
-        if result is None:
-            return
-        if result.status == FAILED and self.enabled:  # otherwise the summary lists it
+        if state is not None and state.task is not None:
+            self.bar.update(state.task, completed=state.fraction(), detail=state.detail())
+        if self.overall is not None:
+            active = sum(f.fraction() for f in self.files.values())
+            total = self.bar.tasks[self.overall].total or 0
+            self.bar.update(
+                self.overall,
+                completed=self.finished + active,
+                detail=f"{self.finished}/{int(total)}",
+            )
+
+    def _finished(self, result: FileResult) -> None:
+        state = self.files.pop(result.path, None)
+        if state is not None and state.task is not None:
+            self.bar.remove_task(state.task)
+        if result.status == FAILED and self.live:  # otherwise the summary lists it
             err.print(Text.assemble(("failed ", "bold red"), result.path, f": {result.reason}"))
-        if self.task is None or result.status not in ("ingested", "replaced", FAILED):
+        if result.status not in ("ingested", "replaced", FAILED):
             return
-        self.pages += result.pages
-        self.chunks += result.chunks
-        self.bar.update(
-            self.task,
-            advance=1,
-            detail=f"{self.pages} pages, {self.chunks} chunks  {Path(result.path).name[:28]}",
-        )
+        if state is not None:
+            self.finished += 1
+            if result.status != FAILED:
+                took = time.perf_counter() - state.started
+                line = (
+                    f"{result.status} {state.name}: {result.pages} pages, {result.chunks} "
+                    f"chunks in {took:.1f} s"
+                )
+                if self.live or self.lines:
+                    err.print(line, highlight=False)
+        self._redraw()
 
 
 def _print_summary(report: IngestReport) -> None:

@@ -11,10 +11,12 @@ import hashlib
 import json
 import multiprocessing
 import os
+import queue
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,9 +110,21 @@ class IngestReport:
 
 @dataclass
 class IngestEvent:
-    kind: str  # "planned" (total files, pages unknown) | "file" (one finished)
+    """What ``on_event`` hears, always from the calling thread:
+
+    - "planned": ``total`` files will be parsed, chunked, embedded and stored;
+    - "progress": one file's ``stage`` moved on: "parse" (``done`` of ``total`` pages
+      read; 0 of 0 as it starts), "chunk" (``total`` pages), "embed" (``done`` of
+      ``total`` chunks), "store" (``total`` chunks);
+    - "file": one file finished, skipped or failed (``result``).
+    """
+
+    kind: str
     total: int = 0
     result: FileResult | None = None
+    path: str | None = None
+    stage: str | None = None
+    done: int = 0
 
 
 def pipeline_hash(settings: Settings, embedder: Embedder) -> str:
@@ -205,15 +219,26 @@ def ingest(
         )
         for source, sha in todo
     ]
+
+    def progress(path: str, stage_name: str, done: int, total: int) -> None:
+        notify(IngestEvent("progress", total=total, path=path, stage=stage_name, done=done))
+
+    feed = _ProgressFeed(progress)
     with store.connect() as conn:
-        for prepared, parsing in _prepared(jobs, settings.ingest.workers):
+        for prepared, parsing in _prepared(jobs, settings.ingest.workers, feed):
             if adapt_threads:
                 # While a parser process is busy beside us, one embedding thread wastes
                 # less CPU (measured 31.7 chunks/s on 1 thread, 54.5 on 2: 16% less per
                 # chunk); with nothing else running, both cores.
                 embedder.threads = 1 if parsing else 0
             result = _store_one(
-                conn, prepared, embedder, recipe, stage, summaries=settings.ingest.summaries
+                conn,
+                prepared,
+                embedder,
+                recipe,
+                stage,
+                summaries=settings.ingest.summaries,
+                feed=feed,
             )
             results.append(result)
             notify(IngestEvent("file", result=result))
@@ -223,32 +248,73 @@ def ingest(
 
 
 _AHEAD_PER_WORKER = 3
+# Chunks embedded between two progress events: a multiple of every embedder's batch, and
+# the chunks go in length order (as the ONNX embedder batches them), so the batches the
+# model sees are the ones a single call would have made.
+_EMBED_STEP = 32
 
 
-def _prepared(jobs: list[PrepareJob], workers: int) -> Iterator[tuple[Prepared, bool]]:
+class _ProgressFeed:
+    """Parser processes' progress, passed on from this thread: each worker puts
+    (path, stage, done, total) on ``queue``; ``drain`` hands what arrived to ``report``
+    (while waiting for a prepared file, and between slices of embedding)."""
+
+    def __init__(self, report: Callable[[str, str, int, int], None]) -> None:
+        self.report = report
+        self.queue: Any = None
+
+    def drain(self) -> None:
+        if self.queue is None:
+            return
+        while True:
+            try:
+                event = self.queue.get_nowait()
+            except (queue.Empty, OSError, ValueError):
+                return
+            self.report(*event)
+
+    def wait(self, future: Future[Prepared]) -> Prepared:
+        """The future's result, passing on its progress while it runs."""
+        while True:
+            try:
+                return future.result(timeout=0.2)
+            except FutureTimeout:
+                self.drain()
+            finally:
+                if future.done():
+                    self.drain()
+
+
+def _prepared(
+    jobs: list[PrepareJob], workers: int, feed: _ProgressFeed
+) -> Iterator[tuple[Prepared, bool]]:
     """Prepared documents in job order, with a few files per worker in flight ahead;
     each comes with whether parsing of later files is still going on."""
     if workers <= 0 or len(jobs) == 0:
         for job in jobs:
-            yield prepare(job), False
+            yield prepare(job, feed.report), False
         return
     context = multiprocessing.get_context("spawn")  # no fork of a process holding torch/psycopg
+    feed.queue = context.Queue()
     # Workers end when this process does, even by SIGKILL (worker_init). The kernel ties
     # that to the thread that started them: the one calling this, which outlives the pool.
     with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=worker_init, initargs=(os.getpid(),)
+        workers,
+        mp_context=context,
+        initializer=worker_init,
+        initargs=(os.getpid(), feed.queue),
     ) as pool:
         pending: deque[Future[Prepared]] = deque()
-        queue = iter(jobs)
+        jobs_left = iter(jobs)
         try:
-            for job in queue:
+            for job in jobs_left:
                 pending.append(pool.submit(prepare, job))
                 # Keep the parsers fed while this process embeds a long document; a few
                 # prepared documents waiting here cost megabytes, not gigabytes.
                 if len(pending) > _AHEAD_PER_WORKER * workers:
-                    yield pending.popleft().result(), True
+                    yield feed.wait(pending.popleft()), True
             while pending:
-                done = pending.popleft().result()
+                done = feed.wait(pending.popleft())
                 yield done, bool(pending)
         except BaseException:
             for future in pending:
@@ -265,6 +331,7 @@ def _store_one(
     stage: dict[str, float],
     *,
     summaries: bool,
+    feed: _ProgressFeed,
 ) -> FileResult:
     job = prepared.job
     result = FileResult(
@@ -285,9 +352,10 @@ def _store_one(
     assert meta is not None and stats is not None
     try:
         t0 = time.perf_counter()
-        vectors = embedder.embed([c.embed_text for c in chunks])
+        vectors = _embed_reporting(embedder, chunks, str(job.path), feed)
         result.timings["embed"] = time.perf_counter() - t0
         t0 = time.perf_counter()
+        feed.report(str(job.path), "store", len(chunks), len(chunks))
         with conn.transaction():
             existed = find_state(conn, str(job.path)) is not None
             company = resolve_company(conn, meta.company_aliases, meta.ticker)
@@ -331,3 +399,24 @@ def _store_one(
         "sources": meta.sources,
     }
     return result
+
+
+def _embed_reporting(embedder: Embedder, chunks: list, path: str, feed: _ProgressFeed):
+    """The chunks' vectors, in order, with an "embed" progress event every _EMBED_STEP."""
+    import numpy as np
+
+    texts = [c.embed_text for c in chunks]
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    feed.report(path, "embed", 0, len(texts))
+    parts = []
+    for start in range(0, len(texts), _EMBED_STEP):
+        index = order[start : start + _EMBED_STEP]
+        parts.append((index, embedder.embed([texts[i] for i in index])))
+        feed.drain()  # the next file's pages, read meanwhile
+        feed.report(path, "embed", min(start + _EMBED_STEP, len(texts)), len(texts))
+    if not parts:
+        return embedder.embed([])
+    vectors = np.empty((len(texts), parts[0][1].shape[1]), dtype=parts[0][1].dtype)
+    for index, part in parts:
+        vectors[index] = part
+    return vectors

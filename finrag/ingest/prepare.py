@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -113,19 +114,35 @@ def _token_counter(embed_settings: Any):
     return _counters[key]
 
 
-def prepare(job: PrepareJob) -> Prepared:
+# (path, stage, done, total): a stage of one file moved on. "parse" counts pages read,
+# "chunk" starts after them. Worker processes send these through the queue worker_init got.
+Progress = Callable[[str, str, int, int], None]
+_worker_progress: Progress | None = None
+
+
+def _no_progress(_path: str, _stage: str, _done: int, _total: int) -> None:
+    pass
+
+
+def prepare(job: PrepareJob, on_progress: Progress | None = None) -> Prepared:
     """Parse, read metadata and chunk one file; never raises for a bad file."""
     result = Prepared(job)
+    progress = on_progress or _worker_progress or _no_progress
+    name = str(job.path)
     try:
         started = time.perf_counter()
+        progress(name, "parse", 0, 0)
         if job.path.stat().st_size == 0:
             raise DocumentParseError("empty file (0 bytes)")
         parser = parser_for(job.path, job.kind, job.parser)
         cache = _cache_file(job, parser.name)
         parsed = _load_cached(cache)
         result.cached = parsed is not None
-        if parsed is None:
+        if parsed is None and getattr(parser, "reports_pages", False):
+            parsed = parser.parse(job.path, on_page=lambda n, of: progress(name, "parse", n, of))
+        elif parsed is None:
             parsed = parser.parse(job.path)
+        if not result.cached:
             if not any(p.markdown.strip() for p in parsed.pages):
                 raise DocumentParseError("the parser found no text")
             _store_cached(cache, parsed)
@@ -134,8 +151,10 @@ def prepare(job: PrepareJob) -> Prepared:
         result.parser, result.pages = parsed.parser, len(parsed.pages)
         result.warnings = list(parsed.warnings)
         result.timings["parse"] = time.perf_counter() - started
+        progress(name, "parse", result.pages, result.pages)
 
         started = time.perf_counter()
+        progress(name, "chunk", 0, result.pages)
         result.metadata = resolve_metadata(job.path, job.root, parsed, job.overrides)
         embedder = _token_counter(job.embed_settings)
         chunker = Chunker(
@@ -182,9 +201,13 @@ def metadata_fields(meta: DocumentMetadata) -> dict[str, Any]:
     }
 
 
-def worker_init(parent_pid: int | None = None) -> None:
+def worker_init(parent_pid: int | None = None, progress_queue: Any = None) -> None:
     """Each parser process: one thread for the numeric libraries, so two processes do not
-    fight over two cores with spinning thread pools; and an end when ``parent_pid`` ends."""
+    fight over two cores with spinning thread pools; an end when ``parent_pid`` ends; and
+    its files' progress sent to ``progress_queue`` (a multiprocessing queue), if given."""
+    global _worker_progress
+    if progress_queue is not None:
+        _worker_progress = lambda *event: progress_queue.put(event)  # noqa: E731
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
     if parent_pid is not None:

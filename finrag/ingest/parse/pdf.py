@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from finrag.errors import DocumentParseError
@@ -27,7 +31,9 @@ def clean_markdown(text: str) -> str:
 class PyMuPDFParser:
     name = "pymupdf"
 
-    def parse(self, path: Path) -> ParsedDocument:
+    reports_pages = True  # parse() takes on_page: prepare() reports pages as they are read
+
+    def parse(self, path: Path, on_page: PageProgress | None = None) -> ParsedDocument:
         import pymupdf
 
         # MuPDF reports damage on stderr itself; we report it per file instead.
@@ -63,7 +69,7 @@ class PyMuPDFParser:
             warnings = []
             if doc.is_repaired:
                 warnings.append("damaged or truncated PDF: PyMuPDF repaired it; check the pages")
-            pages = self._layout_pages(doc)
+            pages = self._layout_pages(doc, on_page)
             plain = 0
             for page in pages:
                 # Layout analysis can drop text it does not classify; never lose a page.
@@ -76,18 +82,19 @@ class PyMuPDFParser:
                 warnings.append(f"{plain} page(s) kept as plain text: layout analysis found none")
         return ParsedDocument(pages=pages, parser=self.name, declared=declared, warnings=warnings)
 
-    def _layout_pages(self, doc) -> list[Page]:
+    def _layout_pages(self, doc, on_page: PageProgress | None = None) -> list[Page]:
         import pymupdf4llm
 
         try:
-            chunks = pymupdf4llm.to_markdown(
-                doc,
-                page_chunks=True,
-                header=False,  # running headers and footers are noise, not content
-                footer=False,
-                use_ocr=False,
-                show_progress=False,
-            )
+            with _pages_reported(doc.page_count, on_page) as show_progress:
+                chunks = pymupdf4llm.to_markdown(
+                    doc,
+                    page_chunks=True,
+                    header=False,  # running headers and footers are noise, not content
+                    footer=False,
+                    use_ocr=False,
+                    show_progress=show_progress,
+                )
         except Exception as exc:
             raise DocumentParseError(
                 f"layout analysis failed ({type(exc).__name__}: {exc})"
@@ -98,3 +105,48 @@ class PyMuPDFParser:
             )
             for chunk in chunks
         ]
+
+
+PageProgress = Callable[[int, int], None]  # (pages read, pages in the document)
+
+
+@contextlib.contextmanager
+def _pages_reported(total: int, on_page: PageProgress | None) -> Iterator[bool]:
+    """pymupdf4llm reads a document's pages in one call, with no hook but its own progress
+    bar: while ``on_page`` is given, that bar is swapped for one that calls ``on_page``
+    after each page of its first pass (the layout analysis: the slow part), and the line
+    it prints is swallowed. The pages and their text are exactly those of a call without
+    it (show_progress changes only the iterator). Yields the show_progress to pass."""
+    modules = []
+    if on_page is not None:
+        for name in ("document_layout", "pymupdf_rag"):
+            module = sys.modules.get(f"pymupdf4llm.helpers.{name}")
+            if module is not None and hasattr(module, "ProgressBar"):
+                modules.append(module)
+    if not modules:
+        yield False
+        return
+    passes = [0]
+
+    def reporting(items, *_args, **_kwargs):
+        passes[0] += 1
+        items = list(items)
+        if passes[0] > 1:  # later passes (rendering) are quick
+            return iter(items)
+        return _each_page(items, total, on_page)
+
+    saved = [(m, m.ProgressBar) for m in modules]
+    try:
+        for module in modules:
+            module.ProgressBar = reporting
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield True
+    finally:
+        for module, original in saved:
+            module.ProgressBar = original
+
+
+def _each_page(items: list, total: int, on_page: PageProgress) -> Iterator:
+    for n, item in enumerate(items, 1):
+        yield item
+        on_page(n, total)  # the page just handed out has been read when the next is asked
