@@ -47,7 +47,7 @@ def ingest_command(
 ) -> None:
     """Parse, chunk, embed and store filings (PDF, EDGAR HTML, Markdown, text)."""
     missing = [p for p in paths if not p.expanduser().exists() and not p.is_symlink()]
-    if missing:  # like cp and rg: a path that is not there is a usage error, before any work
+    if missing:  # a usage error, refused before any work: a typo never starts a long ingest
         raise UsageError(
             "no such file or folder: " + ", ".join(str(p) for p in missing),
             hint="nothing was ingested; check the path" + ("s" if len(missing) > 1 else ""),
