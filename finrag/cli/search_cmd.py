@@ -11,6 +11,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from finrag.cli.inputs import clean_option, question_text
+from finrag.cli.progress import Activity
 from finrag.cli.render import err, out, print_error, print_json, print_table, warn
 from finrag.cli.snippets import query_terms, snippet
 from finrag.cli.state import app_state, with_options
@@ -54,16 +55,17 @@ def search_command(
     question = question_text(question)
     company, form = clean_option(company), clean_option(form)
     settings = with_options(app_state(ctx).settings, "retrieve", fusion=fusion, reranker=reranker)
-    store = open_store(settings)
+    chosen = Variant.parse(variant) if variant else None
+    with Activity("opening the store"):
+        store = open_store(settings)
     try:
-        retriever = Retriever(store, settings)
-        chosen = Variant.parse(variant) if variant else None
-        result = retriever.retrieve(
-            question,
-            k=k,
-            variant=chosen,
-            overrides={"company": company, "year": year, "quarter": quarter, "form": form},
-        )
+        with Activity("searching"):
+            result = Retriever(store, settings).retrieve(
+                question,
+                k=k,
+                variant=chosen,
+                overrides={"company": company, "year": year, "quarter": quarter, "form": form},
+            )
     finally:
         store.close()
     dropped = widened_words(result)
