@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from finrag.answer.citations import answer_sentences, cited
@@ -79,6 +79,14 @@ def check_numbers_status(
 
 
 def _check(amount, sentence, stored, on_facts, on_excerpts, shown, marks) -> NumberCheck:
+    checks = _checked(amount, sentence, stored, on_facts, on_excerpts, shown, marks)
+    text = checks.number
+    if text.startswith("(") and not text.endswith(")"):  # "($746 million)": the parenthesis
+        text = text[1:].strip()
+    return replace(checks, number=text)
+
+
+def _checked(amount, sentence, stored, on_facts, on_excerpts, shown, marks) -> NumberCheck:
     for fv, amounts in stored:
         if found_in(amount, amounts):
             return NumberCheck(amount.text, VERIFIED, _fact_words(fv), sentence)

@@ -176,19 +176,15 @@ def print_notes(answer: Answer) -> None:
     if reason:
         err.print(Text(f"route: {answer.route} · {reason}", style="dim"))
     status = WORDS.get(answer.status, answer.status)
-    if answer.route == "facts" and not answer.backend:
-        err.print(
-            Text(
-                f"status: {status} · facts store · {answer.timings.get('total', 0):.1f} s",
-                style="dim",
-            )
-        )
-    elif answer.backend:
+    seconds = answer.timings.get("total", 0)
+    if not answer.backend:
+        where = "facts store · " if answer.route in ("facts", "mixed") else ""
+        err.print(Text(f"status: {status} · {where}{seconds:.1f} s", style="dim"))
+    else:
         tokens = answer.tokens
         err.print(
             Text(
-                f"status: {status} · {answer.backend} {answer.model} · "
-                f"{answer.timings.get('total', 0):.1f} s · "
+                f"status: {status} · {answer.backend} {answer.model} · {seconds:.1f} s · "
                 f"{tokens['prompt']:,} tokens in, {tokens['completion']:,} out",
                 style="dim",
             )
