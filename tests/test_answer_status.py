@@ -135,3 +135,14 @@ def test_format_md(ask) -> None:
 
     bad = ask(GLOBEX, "--format", "yaml")
     assert bad.returncode == ExitCode.USAGE and "--format" in bad.stderr
+
+
+def test_a_model_timeout_on_a_question_that_also_asks_why_keeps_the_stored_figures(ask) -> None:
+    question = "How did Apple's total net sales change in fiscal 2024 and why?"
+    result = ask(question, "--json", replies=[{"__error__": "timeout"}])
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["route"] == "mixed" and data["status"] == "verified", data["answer"]
+    assert "391,035" in data["answer"]
+    (flag,) = [f for f in data["flags"] if "timed out" in f]
+    assert "answered from the facts store only" in flag and "--timeout" in flag
