@@ -42,7 +42,7 @@ def snippet(texts: Sequence[str], terms: Sequence[str], *, width: int = SNIPPET_
     """About ``width`` characters of the text (of ``texts``, the first best one) where
     the most distinct terms fall, the terms styled bold yellow; the start when none does."""
     pattern = _pattern(terms)
-    best: tuple[int, str, int] | None = None  # (distinct terms, text, start)
+    best: tuple[tuple[int, int], str, int] | None = None  # ((distinct, all), text, start)
     for raw in texts:
         text = _clean(raw)
         if pattern is None:
@@ -50,9 +50,10 @@ def snippet(texts: Sequence[str], terms: Sequence[str], *, width: int = SNIPPET_
         matches = list(pattern.finditer(text))
         for m in matches:
             start = max(0, m.start() - width // 4)
-            inside = {x.group().lower()[:4] for x in matches if start <= x.start() < start + width}
-            if best is None or len(inside) > best[0]:
-                best = (len(inside), text, start)
+            inside = [x.group().lower()[:4] for x in matches if start <= x.start() < start + width]
+            score = (len(set(inside)), len(inside))
+            if best is None or score > best[0]:
+                best = (score, text, start)
     if best is None:
         text, start = _clean(texts[0]) if texts else "", 0
     else:
