@@ -7,7 +7,10 @@ Starts `python -m finrag ask QUESTION` on the embedded model (FINRAG_HOME as set
 until the model file is mapped into the process (the model has started loading) plus
 ``--after`` seconds (prompt evaluation under way), sends SIGINT as a terminal's Ctrl-C
 does, and measures the seconds until the process has exited. Each repetition is a fresh
-process. ``--pythonpath`` runs another checkout (the code before a change).
+process. ``--pythonpath`` runs another checkout (the code before a change; run it from
+that checkout's folder, or the current folder's finrag comes first on sys.path).
+A run whose process ignores the signal is killed after ``--wait`` seconds
+(``gave_up``), or ends with exit 0 having answered: both count in ``not_stopped``.
 """
 
 from __future__ import annotations
@@ -103,6 +106,7 @@ def main() -> None:
         "median_exit_s": statistics.median(times) if times else None,
         "max_exit_s": max(times) if times else None,
         "exit_codes": [r.get("rc") for r in runs],
+        "not_stopped": sum(bool(r.get("gave_up")) or r.get("rc") == 0 for r in runs),
         "runs": runs,
     }
     print(json.dumps(summary, indent=2))
