@@ -99,7 +99,9 @@ def ask_command(
     settings = with_options(settings, "answer", use_llm=False if no_llm else None)
     # The answer is printed once it has passed its checks: while the model writes, the
     # status line shows the stage, the time and tokens/s (never an unchecked draft).
-    with open_store(settings) as store, Activity("retrieving") as activity:
+    # The embedded server may take seconds to start: that is a stage too.
+    with Activity("opening the store") as activity, open_store(settings) as store:
+        activity.stage("retrieving")
 
         def on_event(event: str) -> None:
             activity.stage(_STAGES.get(event, event))
