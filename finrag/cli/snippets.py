@@ -13,6 +13,7 @@ from finrag.retrieve.hybrid import text_query
 SNIPPET_CHARS = 240
 _MARKUP = re.compile(r"(\*\*|__|`|#+ |<br>|\|\s*-{3,}[-|\s]*)")
 _SPACE = re.compile(r"\s+")
+_CELLS = re.compile(r"(?:\s*\|\s*)+")  # a pipe table's cell and row breaks
 
 
 def query_terms(question: str) -> list[str]:
@@ -35,7 +36,7 @@ def _pattern(terms: Sequence[str]) -> re.Pattern[str] | None:
 
 
 def _clean(text: str) -> str:
-    return _SPACE.sub(" ", _MARKUP.sub(" ", text)).strip()
+    return _CELLS.sub(" | ", _SPACE.sub(" ", _MARKUP.sub(" ", text))).strip(" |")
 
 
 def snippet(texts: Sequence[str], terms: Sequence[str], *, width: int = SNIPPET_CHARS) -> Text:
