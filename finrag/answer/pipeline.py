@@ -84,14 +84,24 @@ class Asker:
         overrides: dict[str, Any] | None = None,
         on_token: OnToken | None = None,
         on_event: OnEvent | None = None,
+        on_progress: OnToken | None = None,
     ) -> Answer:
-        """Retrieve for the question, then answer from what was found."""
+        """Retrieve for the question, then answer from what was found. ``on_token`` hears
+        the answer's text as it is written; ``on_progress`` every other piece the model
+        writes (the extraction's JSON): for a progress line, not for display."""
         started = time.perf_counter()
         found, coverage = self.search(question, k=k, overrides=overrides)
         retrieve_s = _since(started)
         if on_event:
             on_event("retrieved")
-        answer = self.answer_from(question, found, coverage, on_token=on_token, on_event=on_event)
+        answer = self.answer_from(
+            question,
+            found,
+            coverage,
+            on_token=on_token,
+            on_event=on_event,
+            on_progress=on_progress,
+        )
         answer.timings["retrieve"] = retrieve_s
         answer.timings["total"] = _since(started)
         return answer
@@ -127,12 +137,13 @@ class Asker:
         *,
         on_token: OnToken | None = None,
         on_event: OnEvent | None = None,
+        on_progress: OnToken | None = None,
     ) -> Answer:
         """Refuse, or extract facts, calculate, write and check an answer from ``found``;
         every number it states gets its status (finrag.answer.status)."""
-        return settle(self._answer_from(question, found, coverage, on_token, on_event))
+        return settle(self._answer_from(question, found, coverage, on_token, on_event, on_progress))
 
-    def _answer_from(self, question, found, coverage, on_token, on_event) -> Answer:
+    def _answer_from(self, question, found, coverage, on_token, on_event, on_progress) -> Answer:
         started = time.perf_counter()
         notify = on_event or (lambda _e: None)
         answer = Answer(question=question, answer="")
@@ -154,7 +165,7 @@ class Asker:
             return _without_model(answer, found, mixed, started)
         try:
             return self._model_answer(
-                question, found, coverage, answer, mixed, started, on_token, notify
+                question, found, coverage, answer, mixed, started, on_token, notify, on_progress
             )
         except LLMTimeout as exc:
             if mixed is None:
@@ -162,7 +173,7 @@ class Asker:
             return _facts_after_timeout(answer, mixed, exc, started)
 
     def _model_answer(
-        self, question, found, coverage, answer, mixed, started, on_token, notify
+        self, question, found, coverage, answer, mixed, started, on_token, notify, on_progress
     ) -> Answer:
         """Extract facts from the excerpts, calculate, write the answer and check it."""
         # Pages give their chunks breadth first up to the chunks the model reads: with
@@ -191,6 +202,7 @@ class Asker:
             load_prompt("extract").messages(question=question, context=render_context(context)),
             output=Extraction,
             max_tokens=EXTRACTION_BUDGET,
+            on_token=on_progress,
         )
         _count(answer, extracted)
         answer.timings["extract"] = _since(t0)

@@ -114,6 +114,7 @@ def ask_command(
             overrides={"company": company, "year": year, "quarter": quarter, "form": form},
             on_token=lambda _piece: activity.tokens(),
             on_event=on_event,
+            on_progress=lambda _piece: activity.tokens(),
         )
     if output_format == "json":
         print_json(answer.as_dict())
