@@ -168,7 +168,7 @@ def test_facts_command_metric(store_and_settings) -> None:
     )
     shown = run_finrag("facts", "Apple", "--metric", "net income", env=env | {"COLUMNS": "160"})
     assert shown.returncode == 0, shown.stderr
-    assert "93,736 " in shown.stdout and "93,736,000,000" not in shown.stdout, "in millions"
+    assert "\t93,736\t" in shown.stdout and "93,736,000,000" not in shown.stdout, "in millions"
     assert "USD and shares in millions" in shown.stdout
     wrong = run_finrag("facts", "Apple", "--metric", "revnue", env=env)
     assert wrong.returncode == 2

@@ -11,6 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from finrag.datadir import data_dir
 from finrag.ingest.metadata import DocumentMetadata
 from finrag.ingest.sections import (
     KIND_LABELS,
@@ -205,7 +206,7 @@ def test_real_heading_paths_classify(path: list[str], kind: str) -> None:
 
 
 def test_every_kind_but_other_has_words_and_the_migration_allows_each() -> None:
-    sql = (Path(__file__).parents[1] / "finrag" / "sql" / "006_section_kind.sql").read_text()
+    sql = (data_dir("sql") / "006_section_kind.sql").read_text()
     assert all(f"'{kind}'" in sql for kind in SECTION_KINDS)
     assert [k for k in SECTION_KINDS if not KIND_LABELS[k]] == ["other"]
 

@@ -9,6 +9,7 @@ import pwd
 import shutil
 import socket
 import stat
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -175,17 +176,21 @@ def invoker() -> ServerAccount:
 def test_a_long_home_gets_a_private_socket_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
-    (tmp_path / "run").mkdir()
+    # The runtime directory itself short (pytest's temp paths grow under xdist), the home long.
+    run = Path(tempfile.mkdtemp(prefix="run-"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(run))
     home = tmp_path / ("x" * 60) / ("y" * 40) / "home"
     home.mkdir(parents=True)
 
-    layout = cluster_layout(home, invoker())
+    try:
+        layout = cluster_layout(home, invoker())
 
-    assert layout.pgdata == home / "pgdata"
-    assert layout.socket_dir.is_relative_to(tmp_path / "run" / f"finrag-{os.geteuid()}")
-    for directory in (layout.pgdata, layout.socket_dir, layout.socket_dir.parent):
-        assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+        assert layout.pgdata == home / "pgdata"
+        assert layout.socket_dir.is_relative_to(run / f"finrag-{os.geteuid()}")
+        for directory in (layout.pgdata, layout.socket_dir, layout.socket_dir.parent):
+            assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
 
 
 def test_a_socket_directory_someone_else_loosened_is_refused(
