@@ -65,6 +65,12 @@ class EmbeddingMismatch(DatabaseError):
     """The store holds vectors from another embedding model than the configured one."""
 
 
+class FilterUnmatched(FinragError):
+    """--strict-filters: no filing matches a filter the question or a flag set."""
+
+    exit_code = ExitCode.NO_ANSWER
+
+
 class ModelNotAvailable(FinragError):
     exit_code = ExitCode.MODEL
 

@@ -146,3 +146,18 @@ def test_a_model_timeout_on_a_question_that_also_asks_why_keeps_the_stored_figur
     assert "391,035" in data["answer"]
     (flag,) = [f for f in data["flags"] if "timed out" in f]
     assert "answered from the facts store only" in flag and "--timeout" in flag
+
+
+def test_a_dropped_filter_is_a_warning_even_when_quiet_and_strict_filters_fail(ask) -> None:
+    question = "What did Globex's 8-K say about revenue in 2023?"  # it holds a 10-K only
+    widened = ask("--quiet", question, "--k", "1", replies=[GLOBEX_FACT, GLOBEX_ANSWER])
+    assert widened.returncode == 0, widened.stderr
+    assert "warning: no filing matches form 8-K: searched without that filter" in (widened.stderr)
+    assert "status:" not in widened.stderr, "--quiet keeps the warning, not the notes"
+
+    # No replies scripted: reaching the model would fail with another exit code.
+    strict = ask(question, "--strict-filters")
+    assert strict.returncode == ExitCode.NO_ANSWER, strict.stderr
+    assert strict.stdout == ""
+    assert "no filing matches form 8-K" in strict.stderr
+    assert "finrag docs list" in strict.stderr

@@ -101,6 +101,18 @@ def test_dropped_citations_are_added_only_for_numbers_the_facts_hold() -> None:
     assert citations[0].pages == [60, 60] and "1,577" in citations[0].quote
 
 
+
+def test_a_marker_after_the_full_stop_counts_for_the_sentence_before() -> None:
+    facts = check_facts([Fact(source=2, quote="Purchases of property", value="(1,577)")], CONTEXT)
+    answer = "3M's capital expenditure in 2018 was $1,577 million. [2]"
+    assert attach_citations(answer, facts) == (answer, []), "no second [2]"
+    uncited = "3M's capital expenditure in 2018 was $1,577 million. It grew."
+    assert attach_citations(uncited, facts) == (
+        "3M's capital expenditure in 2018 was $1,577 million [2]. It grew.",
+        [2],
+    ), "a marker on the next sentence's own words is not this one's"
+
+
 # Corning's 2022 10-K, page 24, as PyMuPDF parses it: "December 31," split across columns.
 TAX = """RESULTS OF OPERATIONS
 

@@ -131,7 +131,7 @@ def test_ask_never_drops_the_company_filter(store_and_settings) -> None:
     assert found.widened == ["form_types"]
     assert found.hits and {h.company for h in found.hits} == {"ACME"}
     answer = asker.answer_from("What did ACME's 8-K say about revenue?", found, [])
-    assert "no filing matched the form asked for: searched without that filter" in answer.flags
+    assert "no filing matches form 8-K: searched without that filter" in answer.flags
 
 
 def test_search_keeps_its_results_and_names_the_missing_company(

@@ -76,12 +76,15 @@ def cited(sentence: str) -> list[int]:
     return [int(n) for m in MARK.finditer(sentence) for n in re.split(r"[,;]\s*", m.group(1))]
 
 
+_LEAD_MARKERS = re.compile(r"^((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)\s*")
+
+
 def answer_sentences(answer: str) -> list[str]:
     """Sentences with their citation markers; a marker that opens a sentence ('... 5%. [2]')
     belongs to the one before."""
     out: list[str] = []
     for sentence in split_sentences(answer.strip()):
-        lead = re.match(r"^((?:\s*\[\d+(?:\s*[,;]\s*\d+)*\])+)\s*", sentence)
+        lead = _LEAD_MARKERS.match(sentence)
         if lead and out:
             out[-1] += " " + lead.group(1).strip()
             sentence = sentence[lead.end() :]
@@ -103,8 +106,9 @@ def attach_citations(answer: str, facts: Sequence[CheckedFact]) -> tuple[str, li
         for i in range(0, len(pieces), 2):
             sentence = pieces[i]
             numbers = material(parse_amounts(sentence))
-            if not numbers or cited(sentence):
-                continue
+            after = pieces[i + 2] if i + 2 < len(pieces) else ""
+            if not numbers or cited(sentence) or _LEAD_MARKERS.match(after):
+                continue  # '... FY2023. [1]': the marker after the stop is its citation
             found = sorted({n for n, held in sources for a in numbers if found_in(a, held)})
             if found:
                 body, end = re.match(r"(.*?)([.!?]*)$", sentence, re.S).groups()

@@ -38,7 +38,7 @@ from finrag.answer.status import settle
 from finrag.config import Settings
 from finrag.db import Store
 from finrag.db.documents import CompanyCoverage, describe_coverage, store_coverage
-from finrag.errors import ModelNotAvailable
+from finrag.errors import FilterUnmatched, ModelNotAvailable
 from finrag.llm import LLM, ChatResult, LLMError, LLMTimeout, get_llm
 from finrag.llm.base import TIMEOUT_HINT, json_schema
 from finrag.llm.prompts import load_prompt
@@ -85,12 +85,23 @@ class Asker:
         on_token: OnToken | None = None,
         on_event: OnEvent | None = None,
         on_progress: OnToken | None = None,
+        strict_filters: bool = False,
     ) -> Answer:
         """Retrieve for the question, then answer from what was found. ``on_token`` hears
         the answer's text as it is written; ``on_progress`` every other piece the model
-        writes (the extraction's JSON): for a progress line, not for display."""
+        writes (the extraction's JSON): for a progress line, not for display. With
+        ``strict_filters``, a filter no filing matches fails (FilterUnmatched) before any
+        model call, instead of being dropped."""
         started = time.perf_counter()
         found, coverage = self.search(question, k=k, overrides=overrides)
+        if strict_filters and found.widened:
+            dropped = " and ".join(found.widened_words())
+            raise FilterUnmatched(
+                f"no filing matches {dropped}; --strict-filters keeps the filter, so there "
+                "is nothing to answer from",
+                hint="`finrag docs list` shows what the store holds; without --strict-filters "
+                "the answer searches without the filter and says so",
+            )
         retrieve_s = _since(started)
         if on_event:
             on_event("retrieved")
@@ -193,7 +204,8 @@ class Asker:
             }
             for c in context
         ]
-        answer.flags += _scope_flags(found)
+        answer.warnings = _scope_flags(found)
+        answer.flags += answer.warnings
         llm = self.llm
         answer.backend, answer.model = llm.backend, llm.model
 
@@ -431,24 +443,16 @@ def _searched(found: SearchResult) -> str:
         parts.append(", ".join(f.form_types))
     where = "searched " + (" ".join(parts) if parts else "every filing")
     if found.widened:
-        where += f"; no filing matched {', '.join(found.widened)}, so that filter was dropped"
+        where += f"; no filing matches {' and '.join(found.widened_words())}, so it was dropped"
     return where
-
-
-_FILTER_WORDS = {
-    "quarter": "the quarter",
-    "years": "the fiscal year",
-    "company_ids": "the company",
-    "form_types": "the form",
-}
 
 
 def _scope_flags(found: SearchResult) -> list[str]:
     """What the answer does not cover of what was asked: never silent."""
     flags = []
     if found.widened:
-        dropped = ", ".join(_FILTER_WORDS.get(key, key) for key in found.widened)
-        flags.append(f"no filing matched {dropped} asked for: searched without that filter")
+        dropped = " and ".join(found.widened_words())
+        flags.append(f"no filing matches {dropped}: searched without that filter")
     unknown = found.filters.unknown_companies
     if unknown and found.filters.companies:
         held = " and ".join(c.name for c in found.filters.companies)

@@ -23,6 +23,8 @@ class Answer:
     # The facts store's values a facts-route answer states, with provenance (fact id...).
     fact_values: list[dict[str, Any]] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # what could not be verified
+    # The flags about scope (a filter dropped, a company not held): said even with --quiet.
+    warnings: list[str] = field(default_factory=list)
     # Numbers in no cited excerpt and no calculation result: {number, sentence, reason}.
     unverified_numbers: list[dict[str, str]] = field(default_factory=list)
     # Each number the answer states, checked: {number, status, source, sentence}, status

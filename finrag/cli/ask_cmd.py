@@ -14,7 +14,7 @@ from finrag.answer.pipeline import Answer, Asker
 from finrag.answer.status import FOUND_IN_SOURCE, UNSUPPORTED, VERIFIED, WORDS
 from finrag.cli.inputs import clean_option, question_text
 from finrag.cli.progress import Activity
-from finrag.cli.render import err, out, print_json
+from finrag.cli.render import err, out, print_json, warn
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
@@ -71,6 +71,14 @@ def ask_command(
             "them); a number only found in an excerpt fails too.",
         ),
     ] = False,
+    strict_filters: Annotated[
+        bool,
+        typer.Option(
+            "--strict-filters",
+            help="When no filing matches a filter (company, year, quarter, form), fail with "
+            "exit 7 instead of answering without it.",
+        ),
+    ] = False,
     output_format: Annotated[
         str,
         typer.Option(
@@ -115,6 +123,7 @@ def ask_command(
             on_token=lambda _piece: activity.tokens(),
             on_event=on_event,
             on_progress=lambda _piece: activity.tokens(),
+            strict_filters=strict_filters,
         )
     if output_format == "json":
         print_json(answer.as_dict())
@@ -174,7 +183,10 @@ def unique_numbers(numbers: list[dict[str, str]]) -> list[dict[str, str]]:
 def print_notes(answer: Answer) -> None:
     """Checks, route and timings: on stderr, each on its own line."""
     for flag in answer.flags:
-        err.print(Text(f"check: {flag}", style="yellow"))
+        if flag in answer.warnings:
+            warn(f"warning: {flag}")
+        else:
+            err.print(Text(f"check: {flag}", style="yellow"))
     reason = answer.retrieval.get("route_reason")
     if reason:
         err.print(Text(f"route: {answer.route} · {reason}", style="dim"))

@@ -68,7 +68,7 @@ def search_command(
             )
     finally:
         store.close()
-    dropped = widened_words(result)
+    dropped = result.widened_words()
     if dropped and strict_filters:
         if as_json:
             print_json({"question": question, **result_dict(result), "hits": []})
@@ -89,19 +89,6 @@ def search_command(
         print_json({"question": question, **result_dict(result)})
         return
     _print_result(result, question)
-
-
-def widened_words(result: SearchResult) -> list[str]:
-    """Each filter the search dropped because no filing matched it, in words with its
-    value: 'fiscal year 1999', 'Q3', 'company Acme Corp', 'form 8-K'."""
-    f = result.filters
-    words = {
-        "years": "fiscal year " + " or ".join(map(str, f.years)),
-        "quarter": f"Q{f.quarter}",
-        "company_ids": "company " + " or ".join(c.name for c in f.companies),
-        "form_types": "form " + " or ".join(f.form_types),
-    }
-    return [words.get(key, key) for key in result.widened]
 
 
 def filters_words(result: SearchResult) -> str:
@@ -128,7 +115,7 @@ def result_dict(result: SearchResult) -> dict:
         "filters": result.filters.as_dict(),
         "applied": result.applied,
         "widened": result.widened,
-        "widened_filters": widened_words(result),
+        "widened_filters": result.widened_words(),
         "not_in_store": result.filters.unknown_companies,
         "timings_ms": result.timings_ms,
         "unit": "page" if any(isinstance(h, PageHit) for h in result.hits) else "chunk",

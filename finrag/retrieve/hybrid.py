@@ -140,6 +140,18 @@ class SearchResult:
     query: str = ""  # what the halves searched with (the question, analyzed)
     timings_ms: dict[str, float] = field(default_factory=dict)
 
+    def widened_words(self) -> list[str]:
+        """Each filter dropped because no filing matched it, in words with its value:
+        'fiscal year 1999', 'Q3', 'company Acme Corp', 'form 8-K'."""
+        f = self.filters
+        words = {
+            "years": "fiscal year " + " or ".join(map(str, f.years)),
+            "quarter": f"Q{f.quarter}",
+            "company_ids": "company " + " or ".join(c.name for c in f.companies),
+            "form_types": "form " + " or ".join(f.form_types),
+        }
+        return [words.get(key, key) for key in self.widened]
+
 
 _BM25_K1 = 1.2
 
@@ -382,9 +394,10 @@ def search(
     with_flagged: bool = True,
     keep: Collection[str] = (),
 ) -> SearchResult:
-    """Filtered hybrid search; when the filters leave nothing, widen them in the order
-    quarter, year, company, form — and say so. Filters named in ``keep`` are never
-    dropped (an answer about one company must not come from another's filing)."""
+    """Filtered hybrid search; when the filters leave nothing, drop first each filter no
+    filing meets on its own, then widen in the order quarter, year, company, form — and
+    say so. Filters named in ``keep`` are never dropped (an answer about one company must
+    not come from another's filing)."""
     k = k or settings.k
     query = text_query(question) if full_text else TextQuery("")
     applied = applied_filters(filters) if use_filters else {}
@@ -395,6 +408,19 @@ def search(
         return hybrid_search(conn, query, vector, docs, settings, k=k, with_flagged=with_flagged)
 
     hits = run()
+    if not hits and applied:
+        # The culprit first: a 10-K asked for as an 8-K keeps its fiscal year, and the
+        # warning names only the filter that matched nothing.
+        for key in _WIDENING_ORDER:
+            if (
+                key in applied
+                and key not in keep
+                and not matching_documents(conn, {key: applied[key]})
+            ):
+                del applied[key]
+                widened.append(key)
+        if widened:
+            hits = run()
     for key in _WIDENING_ORDER:
         if hits or not applied:
             break
