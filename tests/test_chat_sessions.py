@@ -198,7 +198,7 @@ def test_sessions_export_writes_markdown_and_rm_asks_first(
     assert "Globex revenue fell 3% to $4.0 billion in 2023 [1]." in text
     assert "**Status:** found in source" in text
     assert "| $4.0 billion | found in source |" in text
-    assert "- [1] GLOBEX\\_2023\\_10K p.2" in text and "(`GLOBEX_2023_10K.pdf#page=2`)" in text
+    assert "- [1] GLOBEX_2023_10K p.2" in text and "(`GLOBEX_2023_10K.pdf#page=2`)" in text
     assert "*Context reset here" in text
     piped = run_finrag("sessions", "export", "export", env=env)
     assert piped.returncode == 0 and piped.stdout == text

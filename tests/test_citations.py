@@ -101,7 +101,6 @@ def test_dropped_citations_are_added_only_for_numbers_the_facts_hold() -> None:
     assert citations[0].pages == [60, 60] and "1,577" in citations[0].quote
 
 
-
 def test_a_marker_after_the_full_stop_counts_for_the_sentence_before() -> None:
     facts = check_facts([Fact(source=2, quote="Purchases of property", value="(1,577)")], CONTEXT)
     answer = "3M's capital expenditure in 2018 was $1,577 million. [2]"

@@ -13,6 +13,7 @@ from finrag.answer.markdown import answer_markdown
 from finrag.answer.pipeline import Answer, Asker
 from finrag.answer.status import FOUND_IN_SOURCE, UNSUPPORTED, VERIFIED, WORDS
 from finrag.cli.inputs import clean_option, question_text
+from finrag.cli.options import CompanyOption, FormOption, QuarterOption, YearOption
 from finrag.cli.progress import Activity
 from finrag.cli.render import err, out, print_json, warn
 from finrag.cli.state import app_state, with_options
@@ -38,12 +39,10 @@ def ask_command(
         int | None,
         typer.Option("--k", help="Chunks given to the model (default: answer.k).", min=1, max=40),
     ] = None,
-    company: Annotated[str | None, typer.Option(help="Only this company.")] = None,
-    year: Annotated[
-        int | None, typer.Option(help="Only this fiscal year.", min=1900, max=2200)
-    ] = None,
-    quarter: Annotated[int | None, typer.Option(help="Only this quarter.", min=1, max=4)] = None,
-    form: Annotated[str | None, typer.Option(help="Only this form (10-K, 10-Q...).")] = None,
+    company: CompanyOption = None,
+    year: YearOption = None,
+    quarter: QuarterOption = None,
+    form: FormOption = None,
     backend: Annotated[
         str | None, typer.Option(help="LLM backend: auto, ollama, embedded (default: llm.backend).")
     ] = None,

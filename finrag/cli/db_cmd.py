@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from finrag.cli.conventions import words
+from finrag.cli.options import JsonOption
 from finrag.cli.progress import Activity, seconds_words
 from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state
@@ -23,8 +24,6 @@ from finrag.errors import DatabaseError, DatabaseUnavailable, ExitCode, UsageErr
 from finrag.ingest.summaries import summarize_store
 
 app = typer.Typer(help="Manage the database.", no_args_is_help=True)
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _embedded_only(settings: Settings, action: str) -> EmbeddedServer:

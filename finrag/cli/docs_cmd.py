@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from finrag.cli.conventions import words
+from finrag.cli.options import JsonOption
 from finrag.cli.render import Column, err, out, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
@@ -16,7 +17,6 @@ from finrag.db.documents import get_document, list_documents, remove_document
 from finrag.errors import UsageError
 
 app = typer.Typer(help="List, show and remove ingested documents.", no_args_is_help=True)
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _period(doc) -> str:

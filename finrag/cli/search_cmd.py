@@ -11,6 +11,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from finrag.cli.inputs import clean_option, question_text
+from finrag.cli.options import CompanyOption, FormOption, QuarterOption, YearOption
 from finrag.cli.progress import Activity
 from finrag.cli.render import err, out, print_error, print_json, print_table, warn
 from finrag.cli.snippets import query_terms, snippet
@@ -29,12 +30,10 @@ def search_command(
         int | None,
         typer.Option("--k", help="How many chunks (default: retrieve.k).", min=1, max=200),
     ] = None,
-    company: Annotated[str | None, typer.Option(help="Only this company.")] = None,
-    year: Annotated[
-        int | None, typer.Option(help="Only this fiscal year.", min=1900, max=2200)
-    ] = None,
-    quarter: Annotated[int | None, typer.Option(help="Only this quarter.", min=1, max=4)] = None,
-    form: Annotated[str | None, typer.Option(help="Only this form (10-K, 10-Q...).")] = None,
+    company: CompanyOption = None,
+    year: YearOption = None,
+    quarter: QuarterOption = None,
+    form: FormOption = None,
     fusion: Annotated[str | None, typer.Option(help="rrf or minmax.")] = None,
     reranker: Annotated[str | None, typer.Option(help="none, cross-encoder or llm.")] = None,
     variant: Annotated[

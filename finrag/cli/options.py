@@ -1,0 +1,15 @@
+"""Options several commands share, spelt once so their help reads the same everywhere."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+# The metadata filters of `search` and `ask`; `--strict-filters` makes an unmatched one fail.
+CompanyOption = Annotated[str | None, typer.Option(help="Only this company.")]
+YearOption = Annotated[int | None, typer.Option(help="Only this fiscal year.", min=1900, max=2200)]
+QuarterOption = Annotated[int | None, typer.Option(help="Only this quarter.", min=1, max=4)]
+FormOption = Annotated[str | None, typer.Option(help="Only this form (10-K, 10-Q...).")]
