@@ -89,8 +89,20 @@ class IngestSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    parser: Literal["pymupdf", "marker", "llamaparse"] = Field(
-        "pymupdf", description="PDF parser; marker and llamaparse are optional extras."
+    parser: Literal["auto", "pymupdf", "marker", "llamaparse"] = Field(
+        "auto",
+        description="PDF parser: auto (PyMuPDF, OCR for pages without a text layer), "
+        "pymupdf (never OCR), marker or llamaparse (optional extras).",
+    )
+    ocr: Literal["auto", "tesseract", "rapidocr", "off"] = Field(
+        "auto",
+        description="OCR engine for scanned pages with --parser auto: auto prefers "
+        "Tesseract, then RapidOCR (the [ocr] extra).",
+    )
+    fallback_parser: Literal["none", "marker", "llamaparse"] = Field(
+        "none",
+        description="With --parser auto: the parser for a PDF whose pages would stay "
+        "unread (scanned, and no OCR engine).",
     )
     max_tokens: int | None = Field(
         None,

@@ -150,8 +150,34 @@ def run_checks(settings: Settings, on_check: Callable[[str], None] | None = None
         )
     )
     checks.append(choice)
+    checks.append(_check_ocr(settings))
     checks.append(_check_disk(settings))
     return Report(checks)
+
+
+def _check_ocr(settings: Settings) -> Check:
+    """Whether scanned PDF pages can be read (--parser auto); never required: without OCR
+    those pages are skipped and the ingest report says which."""
+    from finrag.ingest.parse.ocr import ENABLE_HINT, ocr_status
+
+    if settings.ingest.parser != "auto":
+        return Check("ocr", "skip", False, f"not used by --parser {settings.ingest.parser}")
+    status = ocr_status(settings.ingest.ocr)
+    if status.engine is None:
+        return Check(
+            "ocr",
+            "skip" if settings.ingest.ocr == "off" else "warn",
+            False,
+            f"no OCR engine ({status.detail}): pages without a text layer are skipped",
+            fix=None if settings.ingest.ocr == "off" else ENABLE_HINT,
+        )
+    return Check(
+        "ocr",
+        "ok",
+        False,
+        f"scanned pages read by {status.detail}",
+        data={"engine": status.engine.name, "version": status.engine.version},
+    )
 
 
 def _embedded_running(settings: Settings) -> bool:

@@ -79,6 +79,10 @@ class DocumentParseError(FinragError):
     """A file could not be turned into text: corrupt, encrypted, image-only, empty."""
 
 
+class NoTextLayer(DocumentParseError):
+    """A PDF of scanned pages only, and no OCR engine to read them."""
+
+
 class ParserUnavailable(FinragError):
     """An optional parser is not installed, not configured, or cannot reach its service."""
 

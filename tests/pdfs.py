@@ -49,3 +49,30 @@ def truncated_pdf(path: Path, source: Path) -> Path:
     data = source.read_bytes()
     path.write_bytes(data[: len(data) // 3])
     return path
+
+
+def scanned_pdf(path: Path, source: Path, pages: list[int], dpi: int = 200) -> Path:
+    """``pages`` (1-based) of ``source`` as a scan would hold them: each page a grey image
+    of the rendered page, and no text layer."""
+    with pymupdf.open(source) as original:
+        doc = pymupdf.open()
+        for number in pages:
+            page = original[number - 1]
+            pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+            scan = doc.new_page(width=page.rect.width, height=page.rect.height)
+            scan.insert_image(scan.rect, stream=pix.tobytes("png"))
+        doc.save(path, deflate=True)
+    return path
+
+
+def mixed_pdf(path: Path, source: Path, text_page: int, scanned_page: int) -> Path:
+    """A text page of ``source`` followed by a scan of another."""
+    with pymupdf.open(source) as original:
+        doc = pymupdf.open()
+        doc.insert_pdf(original, from_page=text_page - 1, to_page=text_page - 1)
+        page = original[scanned_page - 1]
+        pix = page.get_pixmap(dpi=200, colorspace=pymupdf.csGRAY)
+        scan = doc.new_page(width=page.rect.width, height=page.rect.height)
+        scan.insert_image(scan.rect, stream=pix.tobytes("png"))
+        doc.save(path, deflate=True)
+    return path

@@ -12,7 +12,7 @@ from finrag.answer.extraction import CalculationOutcome, CheckedFact
 from finrag.answer.numbers import Amount, found_in, material, parse_amounts
 from finrag.ingest.sentences import split_sentences
 from finrag.refs import document_fields, page_ref
-from finrag.retrieve.context import ContextChunk
+from finrag.retrieve.context import ContextChunk, page_label
 from finrag.tables import table_in_words
 from finrag.text import clip
 
@@ -31,6 +31,13 @@ class Citation:
     flagged: str | None = None  # the excerpt's instruction-like words, found at ingest
     path: str = ""  # the file as ingested
     document_id: int | None = None
+    ocr: bool = False  # the cited page was read by OCR: its figures may be misread
+
+    @property
+    def where(self) -> str:
+        """'BESTBUY_2024Q2_10Q p.4 (OCR)': the document and pages, as Sources lists print."""
+        pages = page_label(self.pages[0], self.pages[-1]) if self.pages else ""
+        return " ".join(p for p in (self.document, pages, "(OCR)" if self.ocr else "") if p)
 
     def __post_init__(self) -> None:
         # Read back from JSON (a stored chat turn), ``document`` is the file name: the
@@ -173,6 +180,7 @@ def map_citations(
                     flagged=hit.flagged,
                     path=hit.document,
                     document_id=hit.document_id,
+                    ocr=hit.ocr,
                 )
     return list(citations.values()), invalid
 

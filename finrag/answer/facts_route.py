@@ -189,10 +189,12 @@ class _Sources:
                 flagged=chunk.hit.flagged if chunk else None,
                 path=fact.document,
                 document_id=fact.document_id,
+                ocr=chunk.hit.ocr if chunk else False,
             )
         )
         self.checked.append(CheckedFact(source=n, quote=quote, value=fact.printed, ok=True))
-        self.values.append({"n": n, **value.as_dict()})
+        ocr = chunk.hit.ocr if chunk else False
+        self.values.append({"n": n, **value.as_dict(), **({"ocr": True} if ocr else {})})
         if chunk is not None:
             self.chunks.append(chunk)
         return n
@@ -358,7 +360,7 @@ def _chunk(conn: psycopg.Connection, chunk_id: int, n: int) -> ContextChunk | No
         """
         SELECT c.id, c.document_id, d.path, co.name, d.fiscal_year, d.fiscal_quarter,
                d.form_type, c.kind, c.page_start, c.page_end, c.section_path, c.content,
-               1.0, NULL, NULL, NULL, NULL, c.flagged
+               1.0, NULL, NULL, NULL, NULL, c.flagged, c.ocr
         FROM chunks c JOIN documents d ON d.id = c.document_id
         LEFT JOIN companies co ON co.id = d.company_id
         WHERE c.id = %s

@@ -10,7 +10,6 @@ from finrag.answer.citations import Citation
 from finrag.answer.extraction import CalculationOutcome
 from finrag.answer.result import Answer
 from finrag.answer.status import WORDS
-from finrag.retrieve.context import page_label
 
 
 def answer_markdown(answer: Answer) -> str:
@@ -50,8 +49,7 @@ def sources_list(citations: Iterable[Citation]) -> list[str]:
     another tool can open; the quote beneath it."""
     lines = []
     for c in citations:
-        pages = page_label(c.pages[0], c.pages[-1]) if c.pages else ""
-        where = " · ".join(p for p in (f"{c.document} {pages}".strip(), c.section) if p)
+        where = " · ".join(p for p in (c.where, c.section) if p)
         ref = f" (`{c.ref}`)" if c.path else ""
         lines.append(f"- [{c.n}] {escape(where)}{ref}")
         if c.quote:

@@ -152,7 +152,9 @@ def _fact_words(fv: dict[str, Any]) -> str:
     what = fv.get("label") or fv.get("concept") or fv.get("metric") or "a stored fact"
     period = f" {fv['period']}" if fv.get("period") else ""
     n = f" [{fv['n']}]" if fv.get("n") is not None else ""
-    return f"stored fact{n}: {what}{period}"
+    # Verified against what OCR read off a scan: the page is the check on the reading.
+    ocr = " (read by OCR from a scan)" if fv.get("ocr") else ""
+    return f"stored fact{n}: {what}{period}{ocr}"
 
 
 def _calculation_results(calculations, stored):

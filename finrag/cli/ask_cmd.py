@@ -19,7 +19,6 @@ from finrag.cli.render import err, out, print_json, warn
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
-from finrag.retrieve.context import page_label
 
 _STAGES = {
     "retrieved": "reading the excerpts",
@@ -210,8 +209,7 @@ def print_citations(citations: list[Citation]) -> None:
         return
     out.print(Text("\nSources", style="bold"))
     for c in citations:
-        pages = page_label(c.pages[0], c.pages[-1])
-        where = " · ".join(p for p in (f"{c.document} {pages}".strip(), c.section) if p)
+        where = " · ".join(p for p in (c.where, c.section) if p)
         out.print(Text.assemble((f"[{c.n}] ", "bold"), where))
         if c.flagged:
             out.print(Text(f"    flagged: instruction-like text ({c.flagged!r})", style="yellow"))

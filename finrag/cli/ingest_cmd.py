@@ -35,7 +35,11 @@ def ingest_command(
     year: Annotated[int | None, typer.Option(help="Fiscal year.", min=1900, max=2200)] = None,
     quarter: Annotated[int | None, typer.Option(help="Fiscal quarter.", min=1, max=4)] = None,
     parser: Annotated[
-        str | None, typer.Option(help="PDF parser: pymupdf (default), marker, llamaparse.")
+        str | None,
+        typer.Option(
+            help="PDF parser: auto (default: PyMuPDF, and OCR for pages without a text "
+            "layer), pymupdf (no OCR), marker, llamaparse."
+        ),
     ] = None,
     rebuild: Annotated[
         bool, typer.Option("--rebuild", help="Re-chunk and re-embed unchanged files too.")
@@ -258,14 +262,23 @@ def _print_summary(report: IngestReport) -> None:
     for r in report.results:
         for kind, n in r.dropped.items():
             dropped[kind] = dropped.get(kind, 0) + n
+    if report.ocr_pages:
+        line += f"; {report.ocr_pages} pages read by OCR"
+    if report.skipped_pages:
+        line += f"; {report.skipped_pages} pages without a text layer skipped"
     if dropped:
         line += "; boilerplate dropped: " + ", ".join(
             f"{n} {k}" for k, n in sorted(dropped.items())
         )
     err.print(line, highlight=False)
     for r in report.results:
+        for warning in r.warnings if r.status in ("ingested", "replaced") else ():
+            err.print(Text(f"  warning: {r.path}: {warning}"))
+    for r in report.results:
         if r.status in ("failed", "skipped", "stale") and not (
             err.is_terminal and r.status == FAILED
         ):
             err.print(Text(f"  {r.status}: {r.path}: {r.reason}"))
+            if r.hint and r.status == FAILED:
+                err.print(Text(f"    hint: {r.hint}"))
     sys.stderr.flush()

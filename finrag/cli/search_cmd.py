@@ -139,6 +139,7 @@ def hit_dict(hit: Hit) -> dict:
         **document_fields(hit.document, hit.document_id),
         "page": hit.page,
         "ref": page_ref(hit.document, hit.page),
+        "ocr": hit.ocr,
         "chunk_ids": hit.chunk_ids,
         "chunks": [
             {
@@ -150,6 +151,7 @@ def hit_dict(hit: Hit) -> dict:
                 "score": c.score,
                 "rerank_score": c.rerank_score,
                 "flagged": c.flagged,
+                "ocr": c.ocr,
                 "content": c.content,
             }
             for c in hit.chunks

@@ -36,6 +36,8 @@ class StoredDocument:
     tables: int
     metadata_source: dict[str, str]
     ingested_at: datetime
+    ocr_pages: list[int]  # read by OCR (no text layer)
+    skipped_pages: list[int]  # no text layer, and nothing read them
 
     def as_dict(self) -> dict[str, Any]:
         """Its fields, with ``document`` and ``document_id`` as every --json names a
@@ -52,7 +54,7 @@ SELECT d.id, d.path, d.sha256, d.pipeline_hash, d.parser, c.name, c.ticker, d.fo
        d.fiscal_year, d.fiscal_quarter, d.period_end, d.pages,
        (SELECT count(*) FROM chunks k WHERE k.document_id = d.id),
        (SELECT count(*) FROM chunks k WHERE k.document_id = d.id AND k.kind = 'table'),
-       d.metadata_source, d.ingested_at
+       d.metadata_source, d.ingested_at, d.ocr_pages, d.skipped_pages
 FROM documents d LEFT JOIN companies c ON c.id = d.company_id
 """
 
@@ -83,10 +85,13 @@ def get_document(conn: psycopg.Connection, ref: str) -> StoredDocument | None:
     return StoredDocument(*rows[0])
 
 
-def find_state(conn: psycopg.Connection, path: str) -> tuple[int, str, str] | None:
-    """(id, sha256, pipeline_hash) of the document ingested from ``path``."""
+def find_state(conn: psycopg.Connection, path: str) -> tuple[int, str, str, int] | None:
+    """(id, sha256, pipeline_hash, pages skipped without a text layer) of the document
+    ingested from ``path``."""
     return conn.execute(
-        "SELECT id, sha256, pipeline_hash FROM documents WHERE path = %s", (path,)
+        "SELECT id, sha256, pipeline_hash, cardinality(skipped_pages) FROM documents "
+        "WHERE path = %s",
+        (path,),
     ).fetchone()
 
 
@@ -112,19 +117,26 @@ def write_document(
     doc_id = conn.execute(
         """
         INSERT INTO documents (path, sha256, pipeline_hash, parser, company_id, form_type,
-                               fiscal_year, fiscal_quarter, period_end, metadata_source, pages)
+                               fiscal_year, fiscal_quarter, period_end, metadata_source, pages,
+                               ocr_pages, skipped_pages)
         VALUES (%(path)s, %(sha256)s, %(pipeline_hash)s, %(parser)s, %(company_id)s,
                 %(form_type)s, %(fiscal_year)s, %(fiscal_quarter)s, %(period_end)s,
-                %(metadata_source)s, %(pages)s)
+                %(metadata_source)s, %(pages)s, %(ocr_pages)s, %(skipped_pages)s)
         RETURNING id
         """,
-        {**fields, "metadata_source": json.dumps(fields["metadata_source"])},
+        {
+            "ocr_pages": [],
+            "skipped_pages": [],
+            **fields,
+            "metadata_source": json.dumps(fields["metadata_source"]),
+        },
     ).fetchone()[0]
     with (
         conn.cursor() as cur,
         cur.copy(
             "COPY chunks (document_id, ordinal, kind, page_start, page_end, section_path, content, "
-            "embed_text, tokens, flagged, section_kind, embedding) FROM STDIN WITH (FORMAT BINARY)"
+            "embed_text, tokens, flagged, section_kind, ocr, embedding) "
+            "FROM STDIN WITH (FORMAT BINARY)"
         ) as copy,
     ):
         copy.set_types(
@@ -140,6 +152,7 @@ def write_document(
                 "int4",
                 "text",
                 "text",
+                "bool",
                 "vector",
             ]
         )
@@ -157,6 +170,7 @@ def write_document(
                     chunk.tokens,
                     chunk.flagged,
                     chunk.section_kind,
+                    chunk.ocr,
                     vector,
                 ]
             )

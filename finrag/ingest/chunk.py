@@ -49,6 +49,7 @@ class Chunk:
     # The words that read as instructions to a model (finrag.ingest.injection), or None.
     flagged: str | None = None
     section_kind: str = "other"  # finrag.ingest.sections.SECTION_KINDS
+    ocr: bool = False  # on a page read by OCR
 
 
 @dataclass

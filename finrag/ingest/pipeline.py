@@ -31,6 +31,7 @@ from finrag.facts.store import write_facts
 from finrag.ingest.chunk import CHUNKER_VERSION
 from finrag.ingest.discover import SourceFile, discover
 from finrag.ingest.parse import PARSER_VERSION, parser_for
+from finrag.ingest.parse.ocr import find_ocr_engine
 from finrag.ingest.prepare import (
     Prepared,
     PrepareJob,
@@ -69,6 +70,9 @@ class FileResult:
     timings: dict[str, float] = field(default_factory=dict)
     parse_cached: bool = False
     warnings: list[str] = field(default_factory=list)
+    parser: str | None = None  # what read it: "pymupdf", "pymupdf+tesseract", "marker", ...
+    ocr_pages: list[int] = field(default_factory=list)  # read by OCR
+    skipped_pages: list[int] = field(default_factory=list)  # no text layer, and not read
 
 
 @dataclass
@@ -92,6 +96,14 @@ class IngestReport:
     def chunks(self) -> int:
         return sum(r.chunks for r in self.results if r.status in (INGESTED, REPLACED))
 
+    @property
+    def ocr_pages(self) -> int:
+        return sum(len(r.ocr_pages) for r in self.results if r.status in (INGESTED, REPLACED))
+
+    @property
+    def skipped_pages(self) -> int:
+        return sum(len(r.skipped_pages) for r in self.results if r.status in (INGESTED, REPLACED))
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "summary": {
@@ -101,6 +113,8 @@ class IngestReport:
             | {
                 "pages": self.pages,
                 "chunks": self.chunks,
+                "ocr_pages": self.ocr_pages,
+                "skipped_pages": self.skipped_pages,
                 "elapsed_s": round(self.elapsed_s, 3),
                 "stage_s": {k: round(v, 3) for k, v in self.stage_s.items()},
             },
@@ -131,7 +145,9 @@ def pipeline_hash(settings: Settings, embedder: Embedder) -> str:
     """What decides a document's chunks and vectors: any change means re-ingest."""
     recipe = {
         "parser_version": PARSER_VERSION,
-        "pdf_parser": settings.ingest.parser,
+        # auto reads a text PDF exactly as pymupdf does (stores made before auto keep
+        # their documents); what OCR read is recorded per document.
+        "pdf_parser": "pymupdf" if settings.ingest.parser == "auto" else settings.ingest.parser,
         "chunker_version": CHUNKER_VERSION,
         "max_tokens": settings.ingest.max_tokens or embedder.max_tokens,
         "min_tokens": settings.ingest.min_tokens,
@@ -167,9 +183,10 @@ def ingest(
     adapt_threads = settings.embed.threads == 0 and hasattr(embedder, "threads")
     recipe = pipeline_hash(settings, embedder)
     files, skipped = discover(paths)
-    if settings.ingest.parser != "pymupdf" and any(f.kind == "pdf" for f in files):
+    if settings.ingest.parser in ("marker", "llamaparse") and any(f.kind == "pdf" for f in files):
         # An optional parser that cannot run fails every PDF the same way: say so once, now.
         parser_for(files[0].path, "pdf", settings.ingest.parser)
+    ocr_now = settings.ingest.parser == "auto" and find_ocr_engine(settings.ingest.ocr) is not None
     results = [FileResult(str(s.path), SKIPPED, s.reason) for s in skipped]
     for r in results:
         notify(IngestEvent("file", result=r))
@@ -182,7 +199,8 @@ def ingest(
             sha = file_sha256(source.path)
             stage["hash"] += time.perf_counter() - t0
             state = find_state(conn, str(source.path))
-            if state and state[1] == sha and not rebuild:
+            if state and state[1] == sha and not rebuild and not (state[3] and ocr_now):
+                # (A file whose scanned pages were skipped is read again once OCR is here.)
                 status = UNCHANGED if state[2] == recipe else STALE
                 reason = (
                     None
@@ -210,6 +228,8 @@ def ingest(
             root=source.root,
             sha256=sha,
             parser=settings.ingest.parser,
+            ocr=settings.ingest.ocr,
+            fallback_parser=settings.ingest.fallback_parser,
             cache_dir=settings.cache_dir,
             embed_settings=settings.embed,
             max_tokens=settings.ingest.max_tokens,
@@ -342,6 +362,10 @@ def _store_one(
         pages=prepared.pages,
         timings=dict(prepared.timings),
         parse_cached=prepared.cached,
+        warnings=list(prepared.warnings),
+        parser=prepared.parser or None,
+        ocr_pages=prepared.ocr_pages,
+        skipped_pages=prepared.skipped_pages,
     )
     stage["parse"] += prepared.timings.get("parse", 0.0)
     stage["chunk"] += prepared.timings.get("chunk", 0.0)
@@ -369,6 +393,8 @@ def _store_one(
                     "parser": prepared.parser,
                     "company_id": company_id,
                     "pages": prepared.pages,
+                    "ocr_pages": prepared.ocr_pages,
+                    "skipped_pages": prepared.skipped_pages,
                     **metadata_fields(meta),
                 },
                 chunks=chunks,

@@ -49,6 +49,8 @@ class PrepareJob:
     min_tokens: int
     overlap_tokens: int
     overrides: dict[str, Any] = field(default_factory=dict)
+    ocr: str = "auto"  # the OCR engine --parser auto may use
+    fallback_parser: str = "none"
 
 
 @dataclass
@@ -63,6 +65,8 @@ class Prepared:
     timings: dict[str, float] = field(default_factory=dict)
     cached: bool = False
     warnings: list[str] = field(default_factory=list)
+    ocr_pages: list[int] = field(default_factory=list)
+    skipped_pages: list[int] = field(default_factory=list)
     error: str | None = None
     hint: str | None = None
 
@@ -75,10 +79,11 @@ def _load_cached(path: Path) -> ParsedDocument | None:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         return ParsedDocument(
-            pages=[Page(p["number"], p["markdown"]) for p in raw["pages"]],
+            pages=[Page(p["number"], p["markdown"], p.get("ocr", False)) for p in raw["pages"]],
             parser=raw["parser"],
             declared=raw.get("declared", {}),
             warnings=raw.get("warnings", []),
+            skipped_pages=raw.get("skipped_pages", []),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # absent or damaged: parse again
@@ -93,7 +98,10 @@ def _store_cached(path: Path, parsed: ParsedDocument) -> None:
                 "parser": parsed.parser,
                 "declared": parsed.declared,
                 "warnings": parsed.warnings,
-                "pages": [{"number": p.number, "markdown": p.markdown} for p in parsed.pages],
+                "skipped_pages": parsed.skipped_pages,
+                "pages": [
+                    {"number": p.number, "markdown": p.markdown, "ocr": p.ocr} for p in parsed.pages
+                ],
             },
             fh,
         )
@@ -134,9 +142,13 @@ def prepare(job: PrepareJob, on_progress: Progress | None = None) -> Prepared:
         progress(name, "parse", 0, 0)
         if job.path.stat().st_size == 0:
             raise DocumentParseError("empty file (0 bytes)")
-        parser = parser_for(job.path, job.kind, job.parser)
+        parser = parser_for(
+            job.path, job.kind, job.parser, ocr=job.ocr, fallback=job.fallback_parser
+        )
         cache = _cache_file(job, parser.name)
         parsed = _load_cached(cache)
+        if parsed is not None and parsed.skipped_pages and getattr(parser, "ocr", None):
+            parsed = None  # pages skipped for want of OCR, and an engine is here now
         result.cached = parsed is not None
         if parsed is None and getattr(parser, "reports_pages", False):
             parsed = parser.parse(job.path, on_page=lambda n, of: progress(name, "parse", n, of))
@@ -150,6 +162,7 @@ def prepare(job: PrepareJob, on_progress: Progress | None = None) -> Prepared:
             page.markdown = bound_paragraphs(page.markdown)
         result.parser, result.pages = parsed.parser, len(parsed.pages)
         result.warnings = list(parsed.warnings)
+        result.ocr_pages, result.skipped_pages = parsed.ocr_pages, list(parsed.skipped_pages)
         result.timings["parse"] = time.perf_counter() - started
         progress(name, "parse", result.pages, result.pages)
 
@@ -164,6 +177,10 @@ def prepare(job: PrepareJob, on_progress: Progress | None = None) -> Prepared:
             overlap_tokens=job.overlap_tokens,
         )
         result.chunks, result.stats = chunker.chunk(parsed, document_context(result.metadata))
+        if result.ocr_pages:  # a chunk's citation says its text was read by OCR
+            ocr = set(result.ocr_pages)
+            for chunk in result.chunks:
+                chunk.ocr = not ocr.isdisjoint(range(chunk.page_start, chunk.page_end + 1))
         if not result.chunks:
             raise DocumentParseError("no text left after removing boilerplate")
         result.timings["chunk"] = time.perf_counter() - started

@@ -126,6 +126,7 @@ class Hit:
     text_rank: int | None
     text_score: float | None  # ts_rank_cd
     flagged: str | None = None  # instruction-like words found at ingest (prompt injection?)
+    ocr: bool = False  # its page had no text layer: the text was read by OCR
     rerank_score: float | None = None
 
 
@@ -305,7 +306,8 @@ fused AS (
 )
 SELECT c.id, c.document_id, d.path, co.name, d.fiscal_year, d.fiscal_quarter, d.form_type,
        c.kind, c.page_start, c.page_end, c.section_path, c.content,
-       f.fused, f.dense_rank, f.dense_score, f.text_rank, f.text_score, c.flagged
+       f.fused, f.dense_rank, f.dense_score, f.text_rank, f.text_score, c.flagged,
+       c.ocr
 FROM fused f
 JOIN chunks c ON c.id = f.id
 JOIN documents d ON d.id = c.document_id

@@ -100,7 +100,7 @@ best AS (
 )
 SELECT c.id, c.document_id, d.path, co.name, d.fiscal_year, d.fiscal_quarter, d.form_type,
        c.kind, c.page_start, c.page_end, c.section_path, c.content,
-       b.summary_score, NULL::int, b.dense_score, NULL::int, NULL::float8, c.flagged
+       b.summary_score, NULL::int, b.dense_score, NULL::int, NULL::float8, c.flagged, c.ocr
 FROM best b
 JOIN chunks c ON c.id = b.id
 JOIN documents d ON d.id = c.document_id

@@ -24,6 +24,7 @@ MAX_PARAGRAPH_CHARS = 8_000
 class Page:
     number: int  # 1-based, as a PDF viewer shows it
     markdown: str
+    ocr: bool = False  # read by OCR: the page has no text layer
 
 
 @dataclass
@@ -33,10 +34,27 @@ class ParsedDocument:
     # Metadata the file itself declares (EDGAR's dei: facts, PDF info), before any guessing.
     declared: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # recovered damage, degraded pages
+    # Pages without a text layer that nothing read (no OCR engine, or OCR found no text).
+    skipped_pages: list[int] = field(default_factory=list)
 
     @property
     def text(self) -> str:
         return "\n\n".join(p.markdown for p in self.pages)
+
+    @property
+    def ocr_pages(self) -> list[int]:
+        return [p.number for p in self.pages if p.ocr]
+
+
+def page_ranges(numbers: list[int]) -> str:
+    """'1-4, 7' for [1, 2, 3, 4, 7]."""
+    spans: list[list[int]] = []
+    for n in sorted(set(numbers)):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in spans)
 
 
 class Parser(Protocol):
@@ -45,8 +63,20 @@ class Parser(Protocol):
     def parse(self, path: Path) -> ParsedDocument: ...
 
 
-def parser_for(path: Path, kind: str, preferred: str = "auto") -> Parser:
-    """The parser for a file of ``kind`` ('pdf', 'html', 'markdown', 'text')."""
+PDF_PARSERS = ("auto", "pymupdf", "marker", "llamaparse")
+FALLBACK_PARSERS = ("none", "marker", "llamaparse")
+
+
+def parser_for(
+    path: Path, kind: str, preferred: str = "auto", *, ocr: str = "auto", fallback: str = "none"
+) -> Parser:
+    """The parser for a file of ``kind`` ('pdf', 'html', 'markdown', 'text').
+
+    For PDFs, ``preferred`` 'auto' reads text pages with PyMuPDF, pages without a text
+    layer with the ``ocr`` engine ('auto', 'tesseract', 'rapidocr', 'off'), and hands a
+    document whose pages stay unread to the ``fallback`` parser when one is configured;
+    'pymupdf' never OCRs; 'marker' and 'llamaparse' parse every PDF themselves.
+    """
     if kind == "html":
         from finrag.ingest.parse.html import EdgarHtmlParser
 
@@ -57,19 +87,28 @@ def parser_for(path: Path, kind: str, preferred: str = "auto") -> Parser:
         return TextParser()
     if kind != "pdf":
         raise DocumentParseError(f"no parser for {kind} files: {path}")
-    if preferred in ("auto", "pymupdf"):
+    if preferred == "auto":
+        from finrag.ingest.parse.auto import AutoPdfParser
+
+        return AutoPdfParser(ocr=ocr, fallback=fallback)
+    if preferred == "pymupdf":
         from finrag.ingest.parse.pdf import PyMuPDFParser
 
         return PyMuPDFParser()
-    if preferred == "marker":
-        from finrag.ingest.parse.optional import MarkerParser
+    if preferred in ("marker", "llamaparse"):
+        return optional_parser(preferred)
+    raise UsageError(f"unknown parser {preferred!r}", hint=f"use one of: {', '.join(PDF_PARSERS)}")
 
+
+def optional_parser(name: str) -> Parser:
+    """Marker or LlamaParse; ParserUnavailable, within seconds, when it cannot run here."""
+    from finrag.ingest.parse.optional import LlamaParseParser, MarkerParser
+
+    if name == "marker":
         return MarkerParser()
-    if preferred == "llamaparse":
-        from finrag.ingest.parse.optional import LlamaParseParser
-
+    if name == "llamaparse":
         return LlamaParseParser()
-    raise UsageError(f"unknown parser {preferred!r}", hint="use pymupdf, marker or llamaparse")
+    raise UsageError(f"unknown parser {name!r}", hint="use marker or llamaparse")
 
 
 # C0 controls other than tab, newline, carriage return and form feed, and DEL: text has
