@@ -57,10 +57,7 @@ def scanned_pdf(path: Path, source: Path, pages: list[int], dpi: int = 200) -> P
     with pymupdf.open(source) as original:
         doc = pymupdf.open()
         for number in pages:
-            page = original[number - 1]
-            pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
-            scan = doc.new_page(width=page.rect.width, height=page.rect.height)
-            scan.insert_image(scan.rect, stream=pix.tobytes("png"))
+            _add_scan(doc, original[number - 1], dpi)
         doc.save(path, deflate=True)
     return path
 
@@ -70,9 +67,12 @@ def mixed_pdf(path: Path, source: Path, text_page: int, scanned_page: int) -> Pa
     with pymupdf.open(source) as original:
         doc = pymupdf.open()
         doc.insert_pdf(original, from_page=text_page - 1, to_page=text_page - 1)
-        page = original[scanned_page - 1]
-        pix = page.get_pixmap(dpi=200, colorspace=pymupdf.csGRAY)
-        scan = doc.new_page(width=page.rect.width, height=page.rect.height)
-        scan.insert_image(scan.rect, stream=pix.tobytes("png"))
+        _add_scan(doc, original[scanned_page - 1], 200)
         doc.save(path, deflate=True)
     return path
+
+
+def _add_scan(doc: pymupdf.Document, page: pymupdf.Page, dpi: int) -> None:
+    pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
+    scan = doc.new_page(width=page.rect.width, height=page.rect.height)
+    scan.insert_image(scan.rect, stream=pix.tobytes("png"))

@@ -35,6 +35,7 @@ sys.path.insert(0, str(REPO))
 import finrag.ingest.parse.pdf as pdf_parser  # noqa: E402
 from finrag.ingest.parse.ocr import find_ocr_engine  # noqa: E402
 from finrag.ingest.parse.pdf import PyMuPDFParser  # noqa: E402
+from tests.pdfs import scanned_pdf  # noqa: E402  (the scans the OCR tests read)
 
 SAMPLE = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
 _NUMBER = re.compile(r"\(?\$?\s?\d[\d,]*\.?\d*\)?")
@@ -50,20 +51,13 @@ def numbers(markdown: str) -> collections.Counter:
 
 
 def write_pdfs(pages: list[int], dpi: int, folder: Path) -> tuple[Path, Path]:
-    text, scan = folder / "text.pdf", folder / "scan.pdf"
+    text = folder / "text.pdf"
     with pymupdf.open(SAMPLE) as original:
         subset = pymupdf.open()
         for number in pages:
             subset.insert_pdf(original, from_page=number - 1, to_page=number - 1)
         subset.save(text)
-        scanned = pymupdf.open()
-        for number in pages:
-            page = original[number - 1]
-            pix = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY)
-            new = scanned.new_page(width=page.rect.width, height=page.rect.height)
-            new.insert_image(new.rect, stream=pix.tobytes("png"))
-        scanned.save(scan, deflate=True)
-    return text, scan
+    return text, scanned_pdf(folder / "scan.pdf", SAMPLE, pages, dpi)
 
 
 def timed(parser: PyMuPDFParser, path: Path, repeat: int):
