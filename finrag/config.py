@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -236,6 +236,25 @@ class AnswerSettings(BaseModel):
         "Off: they are left out of its context; `finrag search` still shows them, marked. "
         "On: they are read, marked as flagged, and their citations say so.",
     )
+    persona: str | None = Field(
+        None,
+        description="Who answers are written for by default: credit, equity, esg or retail "
+        "(finrag/personas/); the persona's instructions reach the answer prompt and its KPIs "
+        "are shown beside the answer. `ask --persona`, `chat --persona` and `/persona` choose "
+        "one for a run; none: no persona.",
+    )
+
+    @field_validator("persona")
+    @classmethod
+    def _known_persona(cls, value: str | None) -> str | None:
+        from finrag.errors import UsageError
+        from finrag.personas import persona_name  # imported here: personas needs no config
+
+        try:
+            return persona_name(value)
+        except UsageError as exc:  # pydantic reports a ValueError as the setting's error
+            raise ValueError(exc.message) from None
+
     facts_route: bool = Field(
         True,
         description="Answer questions the facts store can answer (reported line items, KPIs, "

@@ -36,6 +36,7 @@ from finrag.answer.pipeline import Asker
 from finrag.db.documents import describe_coverage, store_coverage
 from finrag.llm import LLMError
 from finrag.llm.prompts import load_prompt
+from finrag.personas import active_persona, with_persona
 from finrag.retrieve.filters import extract_query_filters
 from finrag.retrieve.hybrid import fuse_results
 from finrag.text import clip
@@ -404,7 +405,10 @@ class ChatGraph:
         self.on_event("answering")
         try:
             text = self.llm.chat(
-                load_prompt("combine").messages(question=s.standalone, answers=answers),
+                with_persona(
+                    load_prompt("combine").messages(question=s.standalone, answers=answers),
+                    active_persona(self.asker.settings),
+                ),
                 on_token=self.on_token,
             ).text.strip()
         except LLMError as exc:

@@ -26,6 +26,8 @@ from finrag.answer.pipeline import Asker
 from finrag.config import Settings
 from finrag.db import Store
 from finrag.llm import LLM, get_llm
+from finrag.personas import Persona, active_persona, persona_name
+from finrag.personas.kpis import kpis_for_answers
 
 
 def new_session_name() -> str:
@@ -103,6 +105,9 @@ class ChatSession:
             trace=trace.as_dict(),
             clarifying=state.next_pending is not None,
         )
+        if (persona := self.persona) is not None:  # its KPIs for what the turn asked about
+            with self.store.connect() as conn:
+                result.persona = kpis_for_answers(conn, persona, [state.answer, *state.sub_answers])
         if state.assumptions:
             result.reply = "Assumed: " + " ".join(state.assumptions) + "\n\n" + result.reply
         with self.store.connect() as conn:
@@ -113,6 +118,18 @@ class ChatSession:
         self.stored_turns += 1
         self.last = result
         return result
+
+    @property
+    def persona(self) -> Persona | None:
+        """Who the answers are written for (answer.persona), or None."""
+        return active_persona(self.settings)
+
+    def set_persona(self, name: str | None) -> None:
+        """Write the next answers for ``name``'s reader ("off" or None: no one); an
+        unknown name is a UsageError listing the personas."""
+        answer = self.settings.answer.model_copy(update={"persona": persona_name(name)})
+        self.settings = self.settings.model_copy(update={"answer": answer})
+        self.asker.settings = self.settings
 
     def reset(self) -> None:
         """Start a fresh context: later turns no longer see the earlier ones, which stay

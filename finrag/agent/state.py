@@ -9,6 +9,7 @@ from finrag.answer.citations import Citation
 from finrag.answer.extraction import CalculationOutcome
 from finrag.answer.pipeline import Answer
 from finrag.answer.status import NO_NUMBERS, REFUSED, VERIFIED, check_numbers_status, overall_status
+from finrag.personas.kpis import PersonaKpis
 from finrag.retrieve.context import ContextChunk
 from finrag.retrieve.filters import QueryFilters
 
@@ -110,6 +111,7 @@ class TurnResult:
     status: str = NO_NUMBERS
     numbers: list[dict[str, str]] = field(default_factory=list)  # {number, status, source, ...}
     supported: bool | None = None  # the faithfulness checker's verdict (a model's opinion)
+    persona: PersonaKpis | None = None  # the persona's KPIs, with `chat --persona`
 
     @property
     def verified(self) -> bool | None:
@@ -140,4 +142,4 @@ class TurnResult:
             "sub_questions": self.sub_questions,
             "clarifying": self.clarifying,
             "trace": self.trace,
-        }
+        } | ({"persona": self.persona.as_dict()} if self.persona else {})

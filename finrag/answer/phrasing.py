@@ -14,19 +14,24 @@ from finrag.answer.result import Answer
 from finrag.errors import ModelNotAvailable
 from finrag.llm import LLM, LLMError
 from finrag.llm.prompts import load_prompt
+from finrag.personas import Persona, with_persona
 
 _OPENING = re.compile(r"^\W*(yes|no)\b", re.I)
 
 PHRASING_BUDGET = 200  # tokens: three sentences
 
 
-def phrase(llm: LLM, answer: Answer) -> tuple[str | None, str | None, dict[str, int]]:
-    """(the model's wording or None, why it was not kept, tokens used)."""
+def phrase(
+    llm: LLM, answer: Answer, persona: Persona | None = None
+) -> tuple[str | None, str | None, dict[str, int]]:
+    """(the model's wording, for ``persona``'s reader when given, or None; why it was not
+    kept; tokens used)."""
     messages = load_prompt("facts_answer").messages(
         question=answer.question,
         answer=answer.answer,
         calculations=calculations_for_prompt(answer.calculations),
     )
+    messages = with_persona(messages, persona)
     try:
         reply = llm.chat(messages, max_tokens=PHRASING_BUDGET)
     except (LLMError, ModelNotAvailable) as exc:  # unreachable, timed out, off its schema

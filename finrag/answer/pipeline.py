@@ -42,6 +42,7 @@ from finrag.errors import FilterUnmatched, ModelNotAvailable
 from finrag.llm import LLM, ChatResult, LLMError, LLMTimeout, get_llm
 from finrag.llm.base import TIMEOUT_HINT, json_schema
 from finrag.llm.prompts import load_prompt
+from finrag.personas import active_persona, with_persona
 from finrag.retrieve import Retriever, SearchResult
 from finrag.retrieve.context import ContextChunk, build_context, render_context
 from finrag.retrieve.filters import QueryFilters
@@ -263,6 +264,7 @@ class Asker:
             facts=facts_for_prompt(answer.facts, context),
             calculations=calculations_for_prompt(answer.calculations),
         )
+        messages = with_persona(messages, active_persona(self.settings))
         notify("answering")
         reply = llm.chat(messages, on_token=on_token)
         _count(answer, reply)
@@ -330,7 +332,7 @@ class Asker:
                 answer.timings["total"] = _since(started)
                 return answer
             notify("phrasing")
-            text, problem, tokens = phrase(llm, answer)
+            text, problem, tokens = phrase(llm, answer, active_persona(self.settings))
             answer.timings["phrase"] = _since(t0)
             answer.backend, answer.model = llm.backend, llm.model
             for key, count in tokens.items():

@@ -14,11 +14,19 @@ from finrag.answer.pipeline import Answer, Asker
 from finrag.answer.status import FOUND_IN_SOURCE, UNSUPPORTED, VERIFIED, WORDS
 from finrag.cli.inputs import clean_option, question_text
 from finrag.cli.options import CompanyOption, FormOption, QuarterOption, YearOption
+from finrag.cli.persona_view import (
+    PersonaOption,
+    persona_markdown,
+    persona_view,
+    print_persona,
+    with_persona_json,
+)
 from finrag.cli.progress import Activity
 from finrag.cli.render import err, out, print_json, warn
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
+from finrag.personas import persona_name
 
 _STAGES = {
     "retrieved": "reading the excerpts",
@@ -61,6 +69,7 @@ def ask_command(
             "others get the closest excerpts and exit 7.",
         ),
     ] = False,
+    persona: PersonaOption = None,
     strict: Annotated[
         bool,
         typer.Option(
@@ -103,6 +112,7 @@ def ask_command(
     company, form = clean_option(company), clean_option(form)
     settings = with_options(app_state(ctx).settings, "llm", backend=backend, timeout_s=timeout)
     settings = with_options(settings, "answer", use_llm=False if no_llm else None)
+    settings = with_options(settings, "answer", persona=persona_name(persona) or persona)
     # The answer is printed once it has passed its checks: while the model writes, the
     # status line shows the stage, the time and tokens/s (never an unchecked draft).
     # The embedded server may take seconds to start: that is a stage too.
@@ -123,15 +133,17 @@ def ask_command(
             on_progress=lambda _piece: activity.tokens(),
             strict_filters=strict_filters,
         )
+        view = persona_view(store, settings, answer)
     if output_format == "json":
-        print_json(answer.as_dict())
+        print_json(with_persona_json(answer.as_dict(), view))
     elif output_format == "md":
-        out.file.write(answer_markdown(answer))
+        out.file.write(answer_markdown(answer) + persona_markdown(view))
         out.file.flush()
         print_notes(answer)
     else:
         out.print(Text(answer.answer))
         print_sources(answer)
+        print_persona(view)
     if answer.refused:
         raise typer.Exit(ExitCode.NO_ANSWER)
     if failed_check(answer, strict=strict):

@@ -19,6 +19,7 @@ from finrag.answer.status import WORDS
 from finrag.cli.ask_cmd import print_calculations, print_citations, print_numbers
 from finrag.cli.chat_commands import run_command
 from finrag.cli.inputs import clean_option, clean_text
+from finrag.cli.persona_view import PersonaOption, print_persona
 from finrag.cli.progress import Activity, seconds_words
 from finrag.cli.render import err, out, print_error
 from finrag.cli.state import app_state, with_options
@@ -26,6 +27,7 @@ from finrag.db import open_store
 from finrag.errors import FinragError, UsageError
 from finrag.files import FILE_MODE
 from finrag.llm.interrupt import ModelCallStopped
+from finrag.personas import persona_name
 
 
 def chat_command(
@@ -47,10 +49,12 @@ def chat_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="With --input: one JSON object per turn on stdout.")
     ] = False,
+    persona: PersonaOption = None,
 ) -> None:
     """Talk to your filings: follow-ups, clarifications, multi-company comparisons."""
     session = clean_option(session)
     settings = with_options(app_state(ctx).settings, "llm", backend=backend)
+    settings = with_options(settings, "answer", persona=persona_name(persona) or persona)
     if input_file is None and not sys.stdin.isatty():
         input_file = "-"
     if as_json and input_file is None:
@@ -273,6 +277,7 @@ def _show(result: TurnResult) -> None:
     print_numbers(result.numbers)
     print_citations(result.citations)
     print_calculations(result.calculations)
+    print_persona(result.persona)
     for flag in result.flags:
         err.print(Text(f"check: {flag}", style="yellow"))
     trace = result.trace

@@ -1,5 +1,5 @@
-"""The chat REPL's slash commands: /sources, /trace, /filters, /reset, /forget, /kpi, /help,
-/quit."""
+"""The chat REPL's slash commands: /sources, /trace, /filters, /reset, /forget, /kpi,
+/persona, /help, /quit."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from rich.text import Text
 from finrag.agent.session import ChatSession
 from finrag.cli.ask_cmd import print_citations
 from finrag.cli.kpi_cmd import chat_kpi
+from finrag.cli.persona_view import persona_command
 from finrag.cli.render import err, out, print_error
 from finrag.errors import FinragError, UsageError
 
@@ -23,6 +24,8 @@ COMMANDS = {
     "/forget": "delete this conversation's stored turns (asks first; /forget --yes in scripts)",
     "/kpi": "KPIs by period from the facts store: "
     "/kpi AAPL [--kpi gross_margin] [--years 2022-2024]",
+    "/persona": "who answers are written for: /persona (show), "
+    "/persona credit|equity|esg|retail (switch), /persona off",
     "/help": "this list",
     "/quit": "leave (Ctrl-D works too; Ctrl-C cancels an answer, not the session)",
 }
@@ -66,6 +69,12 @@ def run_command(
             print_error(exc.message, exc.hint)
             return None
         if data is None:  # printed already
+            return None
+    elif name == "/persona":
+        try:
+            data = persona_command(chat, words[1:], as_json=as_json)
+        except FinragError as exc:  # a typo costs the command, not the session
+            print_error(exc.message, exc.hint)
             return None
     elif name not in COMMANDS:
         data = f"unknown command {name}. " + HELP
