@@ -255,3 +255,26 @@ def test_chat_persona_command_switches_and_turns_carry_the_kpis(env, tmp_path) -
     assert off["result"] == {"persona": None} and after["result"] == {"persona": None}
     assert "no persona 'bogus'" in result.stderr, "a typo costs the command, not the session"
     assert "/persona" in helped["result"] and "credit|equity|esg|retail" in helped["result"]
+
+
+def test_the_kpis_are_for_the_latest_period_an_answer_states(apple_store) -> None:
+    from finrag.answer.pipeline import Asker
+    from finrag.cli.state import with_options
+    from finrag.personas.kpis import kpis_for_answers
+
+    store, settings = apple_store
+    offline = with_options(settings, "answer", use_llm=False)
+    answer = Asker(store, offline).ask(
+        "How did Apple's total net sales change from fiscal 2023 to fiscal 2024?"
+    )
+    assert answer.route == "facts" and {v["period"] for v in answer.fact_values} == {
+        "FY2023",
+        "FY2024",
+    }
+    with store.connect() as conn:
+        view = kpis_for_answers(conn, load_persona("equity"), [answer])
+    assert view is not None and view.periods == ["FY2024"]
+    refused = Asker(store, offline).ask("What was Initech's revenue in 2023?")
+    assert refused.refusal == "unknown-company"
+    with store.connect() as conn:
+        assert kpis_for_answers(conn, load_persona("equity"), [refused]) is None

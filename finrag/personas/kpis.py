@@ -149,9 +149,9 @@ def _period(
     quarter: int | None,
     stated: Sequence[str],
 ) -> Period | None:
-    for label in stated:
-        if m := _LABEL.match(label):
-            return Period(int(m[1]), int(m[2]) if m[2] else None)
+    named = [Period(int(m[1]), int(m[2]) if m[2] else None) for m in map(_LABEL.match, stated) if m]
+    if named:  # a change from FY2023 Q2 to FY2024 Q2 is about FY2024 Q2
+        return max(named, key=_order)
     annual = available_periods(conn, company_id)
     quarterly = available_periods(conn, company_id, quarterly=True)
     if years:
@@ -162,7 +162,12 @@ def _period(
             return Period(year)
         in_year = [p for p in quarterly if p.fiscal_year == year]
         return in_year[-1] if in_year else Period(year)  # the gaps say what is missing
-    held = [*quarterly, *annual]  # a year ends where its Q4 does: the year wins the tie
+    held = [*quarterly, *annual]
     if not held:
         return None
-    return max(held, key=lambda p: (p.fiscal_year, p.fiscal_quarter or 4, p.fiscal_quarter is None))
+    return max(held, key=_order)
+
+
+def _order(period: Period) -> tuple[int, int, bool]:
+    """Later first; a year ends where its Q4 does, and the year wins the tie."""
+    return period.fiscal_year, period.fiscal_quarter or 4, period.fiscal_quarter is None
