@@ -308,6 +308,12 @@ class LLMSettings(BaseModel):
         0, ge=0, le=256, description="llama.cpp threads for generation; 0 = one per core."
     )
     timeout_s: float = Field(300.0, gt=0, description="Timeout for one LLM call, seconds.")
+    fallback: bool = Field(
+        True,
+        description="When Ollama fails during a call (unreachable, a server error, no reply "
+        "within llm.timeout_s), the embedded model answers that call and the answer says so; "
+        "false: the error stops the command.",
+    )
     fake_script: Path | None = Field(None, description="JSON list of replies for backend 'fake'.")
 
 

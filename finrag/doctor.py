@@ -287,12 +287,19 @@ def _check_llm_choice(settings: Settings, ollama: Check) -> Check:
     else:
         backend, model = "embedded", settings.llm.embedded_model
     why = {"auto": " (auto: " + ("Ollama is up)" if backend == "ollama" else "no Ollama)")}
+    fallback = backend == "ollama" and settings.llm.fallback
+    if backend == "ollama":  # finrag.llm.fallback
+        why[choice] = why.get(choice, "") + (
+            "; a call Ollama fails goes to the embedded model"
+            if fallback
+            else "; no fallback (llm.fallback is off)"
+        )
     return Check(
         "llm backend",
         "ok",
         False,
         f"answers come from {backend}: {model}{why.get(choice, '')}",
-        data={"backend": backend, "model": model, "setting": choice},
+        data={"backend": backend, "model": model, "setting": choice, "fallback": fallback},
     )
 
 

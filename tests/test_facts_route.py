@@ -260,7 +260,8 @@ def test_with_no_model_to_be_had_the_template_answers(facts_home, monkeypatch) -
 
     monkeypatch.setenv("FINRAG_HOME", str(facts_home))
     # OLLAMA_HOST is a port nothing listens on (tests/conftest.py, every test).
-    settings = load_settings(llm={"backend": "ollama"})
+    # No fallback either: with it, the embedded model would word it (test_llm_fallback.py).
+    settings = load_settings(llm={"backend": "ollama", "fallback": False})
     with open_store(settings) as store:
         answer = Asker(store, settings).ask("Best Buy gross margin Q2 FY2024")
     assert answer.route == "facts" and not answer.refused

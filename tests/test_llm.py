@@ -173,7 +173,7 @@ def test_auto_takes_ollama_when_it_is_up_else_embedded(
     ollama_host: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OLLAMA_HOST", ollama_host)
-    assert isinstance(get_llm(load_settings()), OllamaLLM)
+    assert isinstance(get_llm(load_settings()).primary, OllamaLLM)  # with its fallback
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     assert isinstance(get_llm(load_settings()), EmbeddedLLM)
     monkeypatch.setenv("FINRAG_LLM__BACKEND", "fake")

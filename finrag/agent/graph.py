@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from finrag.llm.fallback import recording_fallbacks
+
 END = "end"
 MAX_STEPS = 40  # a bound on any path: a cycle in the edges is a bug, not a hang
 
@@ -22,6 +24,8 @@ class TraceStep:
     ms: float
     tokens: dict[str, int]  # prompt, completion: this node's model calls
     out: str  # what the node decided or produced, in a line
+    # Calls Ollama failed in this step and the embedded model answered (finrag.llm.fallback).
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -50,6 +54,7 @@ class Trace:
             "total_ms": self.total_ms,
             "tokens": self.tokens(),
             "steps": [s.as_dict() for s in self.steps],
+            "fallbacks": [f | {"node": s.node} for s in self.steps for f in s.fallbacks],
         }
 
 
@@ -100,13 +105,15 @@ def run_graph(
             return trace
         before = meter.snapshot()
         t0 = time.perf_counter()
-        following, summary = nodes[current](state)
+        with recording_fallbacks() as fallbacks:
+            following, summary = nodes[current](state)
         after = meter.snapshot()
         step = TraceStep(
             node=current,
             ms=round((time.perf_counter() - t0) * 1000, 1),
             tokens={"prompt": after[0] - before[0], "completion": after[1] - before[1]},
             out=summary,
+            fallbacks=fallbacks.as_dicts(),
         )
         trace.steps.append(step)
         if on_step:

@@ -87,6 +87,9 @@ class ChatSession:
         trace = run_graph(
             self.graph.nodes, "contextualize", state, self.meter, on_step=self.on_step
         )
+        # Calls the embedded model answered for Ollama, said once (an answer's are there).
+        fell = dict.fromkeys(f["words"] for step in trace.steps for f in step.fallbacks)
+        state.flags += [w for w in fell if not any(w in flag for flag in state.flags)]
         result = TurnResult(
             turn=self.next_turn,
             question=question,

@@ -41,6 +41,7 @@ from finrag.db.documents import CompanyCoverage, describe_coverage, store_covera
 from finrag.errors import FilterUnmatched, ModelNotAvailable
 from finrag.llm import LLM, ChatResult, LLMError, LLMTimeout, get_llm
 from finrag.llm.base import TIMEOUT_HINT, json_schema
+from finrag.llm.fallback import recording_fallbacks
 from finrag.llm.prompts import load_prompt
 from finrag.personas import active_persona, with_persona
 from finrag.retrieve import Retriever, SearchResult
@@ -153,7 +154,9 @@ class Asker:
     ) -> Answer:
         """Refuse, or extract facts, calculate, write and check an answer from ``found``;
         every number it states gets its status (finrag.answer.status)."""
-        return settle(self._answer_from(question, found, coverage, on_token, on_event, on_progress))
+        with recording_fallbacks() as fallbacks:  # calls Ollama failed, answered in process
+            answer = self._answer_from(question, found, coverage, on_token, on_event, on_progress)
+        return settle(answer.add_fallbacks(fallbacks))
 
     def _answer_from(self, question, found, coverage, on_token, on_event, on_progress) -> Answer:
         started = time.perf_counter()

@@ -7,6 +7,7 @@ from typing import Any
 
 from finrag.answer.citations import Citation
 from finrag.answer.extraction import CalculationOutcome, CheckedFact
+from finrag.llm.fallback import FallbackRecorder
 from finrag.retrieve.context import ContextChunk
 
 
@@ -33,14 +34,28 @@ class Answer:
     # The answer's status: its weakest number's, or "no_numbers" / "refused".
     status: str = "no_numbers"
     invalid_citations: list[int] = field(default_factory=list)  # markers that name no excerpt
-    backend: str | None = None
+    backend: str | None = None  # what wrote the answer: after a fallback, the fallback's
     model: str | None = None
+    # Model calls Ollama failed and the embedded model answered (finrag.llm.fallback).
+    fallbacks: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # seconds
     tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0})
     retrieval: dict[str, Any] = field(default_factory=dict)
     context: list[dict[str, Any]] = field(default_factory=list)
     # The excerpts themselves, for checks after the answer (the chat graph's verify).
     chunks: list[ContextChunk] = field(default_factory=list, repr=False)
+
+    def add_fallbacks(self, recorded: FallbackRecorder) -> Answer:
+        """The calls another backend answered, as warnings (they show with --quiet); the
+        backend and model become the ones that answered the last call."""
+        if recorded.fallbacks:
+            self.fallbacks += recorded.as_dicts()
+            words = [f.words() for f in recorded.fallbacks]
+            self.warnings += words
+            self.flags += words
+            if recorded.answered_by:
+                self.backend, self.model = recorded.answered_by
+        return self
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(replace(self, chunks=[]))

@@ -104,6 +104,8 @@ def run_command(
                     f"{tokens['completion']:>5} out  {step['out']}"
                 )
             )
+            for fallback in step.get("fallbacks", []):  # Ollama failed, the embedded answered
+                out.print(Text(f"{'':<14} fallback: {fallback['words']}", style="yellow"))
     else:
         _turn_label(last)
         out.print(Text(filters_words(data)))

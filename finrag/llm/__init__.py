@@ -11,7 +11,9 @@ __all__ = ["LLM", "ChatResult", "LLMError", "LLMTimeout", "Message", "Tool", "To
 
 def get_llm(settings: Settings) -> LLM:
     """The configured backend; 'auto' takes Ollama when it is up with the model, else the
-    embedded model. Cheap: models load on the first chat."""
+    embedded model. Ollama comes wrapped so that the embedded model answers a call it
+    fails (finrag.llm.fallback) unless llm.fallback is off. Cheap: models load on the
+    first chat."""
     choice = settings.llm.backend
     if choice == "fake":
         from finrag.llm.fake import FakeLLM
@@ -25,12 +27,25 @@ def get_llm(settings: Settings) -> LLM:
     if choice == "ollama":
         from finrag.llm.ollama_backend import OllamaLLM
 
-        return OllamaLLM(settings.llm)
+        return _with_fallback(OllamaLLM(settings.llm), settings)
     if choice == "auto":
         from finrag.llm.ollama_backend import OllamaLLM, ollama_ready
 
         if ollama_ready(settings.llm)[0]:
-            return OllamaLLM(settings.llm)
+            return _with_fallback(OllamaLLM(settings.llm), settings)
+    return _embedded(settings)
+
+
+def _embedded(settings: Settings) -> LLM:
     from finrag.llm.embedded import EmbeddedLLM
 
     return EmbeddedLLM(settings.llm, settings.models_dir)
+
+
+def _with_fallback(primary: LLM, settings: Settings) -> LLM:
+    """Ollama, with the embedded model answering the calls it fails (llm.fallback)."""
+    if not settings.llm.fallback:
+        return primary
+    from finrag.llm.fallback import FallbackBackend
+
+    return FallbackBackend(primary, lambda: _embedded(settings))

@@ -35,10 +35,30 @@ TIMEOUT_HINT = (
 
 
 class LLMTimeout(LLMError):
-    """A model call ran past llm.timeout_s."""
+    """A model call ran past llm.timeout_s. ``reason``: the failure in a few words."""
 
-    def __init__(self, message: str, *, hint: str | None = TIMEOUT_HINT) -> None:
+    def __init__(
+        self, message: str, *, hint: str | None = TIMEOUT_HINT, reason: str = "timed out"
+    ) -> None:
         super().__init__(message, hint=hint)
+        self.reason = reason
+
+
+class BackendFailed(LLMError):
+    """The model's server answered with an error instead of a reply (not the model's
+    output being wrong): another backend may answer instead (finrag.llm.fallback)."""
+
+    def __init__(self, message: str, *, reason: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.reason = reason
+
+
+class BackendUnreachable(ModelNotAvailable):
+    """No server answers at the backend's address, or the connection dropped mid-reply."""
+
+    def __init__(self, message: str, *, reason: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -149,7 +169,10 @@ class Deadline:
 
     def check(self) -> None:
         if self.elapsed() > self.seconds:
-            raise LLMTimeout(f"{self.what} took longer than {self.seconds:.0f} s")
+            raise LLMTimeout(
+                f"{self.what} took longer than {self.seconds:.0f} s",
+                reason=f"timed out after {self.seconds:.0f} s",
+            )
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started

@@ -14,9 +14,10 @@ from pydantic import BaseModel
 from finrag.config import LLMSettings
 from finrag.errors import ModelNotAvailable
 from finrag.llm.base import (
+    BackendFailed,
+    BackendUnreachable,
     ChatResult,
     Deadline,
-    LLMError,
     LLMTimeout,
     Message,
     OnToken,
@@ -89,15 +90,23 @@ class OllamaLLM:
                     f"Ollama at {self.host} has no model {self.model!r}",
                     hint=f"ollama pull {self.model}",
                 ) from None
-            raise LLMError(f"Ollama at {self.host} failed: {exc.error}") from None
+            status = f"error {exc.status_code}" if exc.status_code > 0 else "error mid-reply"
+            raise BackendFailed(
+                f"Ollama at {self.host} failed: {exc.error}",
+                reason=f"{status}: {str(exc.error)[:80]}",
+            ) from None
         except httpx.TimeoutException:
             raise LLMTimeout(
                 f"Ollama ({self.model} at {self.host}) gave no answer within "
-                f"{self.settings.timeout_s:.0f} s"
+                f"{self.settings.timeout_s:.0f} s",
+                reason=f"timed out after {self.settings.timeout_s:.0f} s",
             ) from None
         except (httpx.HTTPError, ConnectionError) as exc:
-            raise ModelNotAvailable(
+            # A refused connection, or one that dropped after the reply had begun.
+            how = "unreachable" if pieces == [] and not calls else "connection lost"
+            raise BackendUnreachable(
                 f"cannot reach Ollama at {self.host} ({type(exc).__name__})",
+                reason=f"{how}: {type(exc).__name__}",
                 hint="start it with `ollama serve`, or set OLLAMA_HOST / llm.backend = 'embedded'",
             ) from None
         result = ChatResult(
