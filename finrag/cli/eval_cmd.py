@@ -30,6 +30,7 @@ from finrag.evaluate.answer_compare import (
 from finrag.evaluate.answer_report import write_answer_report
 from finrag.evaluate.answers import AnswerReport, AnswerResult, evaluate_answers
 from finrag.evaluate.dataset import load_dataset
+from finrag.evaluate.html_report import answers_html, comparison_html, retrieval_html, write_html
 from finrag.evaluate.report import fmt, shown_k, write_retrieval_report
 from finrag.evaluate.retrieval import BREAKDOWNS, QuestionResult, evaluate_retrieval
 from finrag.retrieve import Retriever, Variant
@@ -61,7 +62,8 @@ def retrieval_command(
     ] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N questions.", min=1)] = None,
     out_dir: Annotated[
-        Path | None, typer.Option("--out", help="Write retrieval.json, .csv and .md here.")
+        Path | None,
+        typer.Option("--out", help="Write retrieval.json, .csv, .md and report.html here."),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the whole report as JSON.")
@@ -90,7 +92,11 @@ def retrieval_command(
     finally:
         store.close()
     if out_dir is not None:
-        for path in write_retrieval_report(report, out_dir):
+        written = [
+            *write_retrieval_report(report, out_dir),
+            write_html(retrieval_html(report), out_dir),
+        ]
+        for path in written:
             err.print(f"wrote {path}", highlight=False)
     if as_json:
         print_json(report.as_dict())
@@ -122,7 +128,7 @@ def answers_command(
         typer.Option(
             "--out",
             help="Write answers.jsonl (one line per finished question: a rerun resumes), "
-            "answers.json, .csv and .md here.",
+            "answers.json, .csv, .md and report.html (tables and charts, one file) here.",
         ),
     ] = None,
     judge: Annotated[
@@ -196,7 +202,8 @@ def answers_command(
             on_question=on_question,
         )
     if out_dir is not None:
-        for path in write_answer_report(report, out_dir):
+        written = [*write_answer_report(report, out_dir), write_html(answers_html(report), out_dir)]
+        for path in written:
             err.print(f"wrote {path}", highlight=False)
     if as_json:
         print_json(report.as_dict())
@@ -234,7 +241,9 @@ def _compare_answers(
             on_question=on_question,
         )
     if out_dir is not None:
-        for path in write_comparison(comparison, out_dir):
+        written = [*write_comparison(comparison, out_dir)]
+        written.append(write_html(comparison_html(comparison), out_dir))
+        for path in written:
             err.print(f"wrote {path}", highlight=False)
     return comparison
 

@@ -32,7 +32,7 @@ _CSV_FIELDS = (
     "gold",
     "answer",
 )
-_METRICS = (
+METRIC_LABELS = (  # the summary's figures, as the reports name them
     ("auto_correct", "correct (numeric + yes/no checks)"),
     ("numeric_correct", "headline figure right"),
     ("polarity_correct", "yes/no right"),
@@ -76,7 +76,7 @@ def markdown(report: AnswerReport) -> str:
         "| metric | value | over |",
         "|---|---|---|",
     ]
-    for key, label in _METRICS:
+    for key, label in METRIC_LABELS:
         lines.append(f"| {label} | {fmt(s[key]['value'])} | {s[key]['n']} |")
     lines += [
         f"| latency p50 / p95 | {s['latency_s']['p50']} s / {s['latency_s']['p95']} s | |",
@@ -104,25 +104,44 @@ def markdown(report: AnswerReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+# A breakdown's columns after the group's name (by route, by question type).
+BREAKDOWN_COLUMNS = (
+    "n",
+    "correct (auto)",
+    "headline right",
+    "correct (judge)",
+    "refused",
+    "latency p50 / p95",
+    "untraceable numbers",
+)
+
+
 def breakdown_table(title: str, column: str, groups: dict[str, dict]) -> list[str]:
     """A summary's breakdown (by route, by question type) as a Markdown section."""
     lines = [
         "",
         f"## {title}",
         "",
-        f"| {column} | n | correct (auto) | headline right | correct (judge) | refused | "
-        "latency p50 / p95 | untraceable numbers |",
+        f"| {column} | " + " | ".join(BREAKDOWN_COLUMNS) + " |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, g in groups.items():
-        untraceable = g.get("numbers_untraceable", {})
-        lines.append(
-            f"| {name} | {g['n']} | {fmt(g['auto_correct']['value'])} | "
-            f"{fmt(g.get('numeric_correct', {}).get('value'))} | "
-            f"{fmt(g['judge_correct']['value'])} | {fmt(g['refusal_rate']['value'])} | "
-            f"{_latency(g.get('latency_s'))} | {_untraceable(untraceable)} |"
-        )
+        lines.append(f"| {name} | " + " | ".join(breakdown_cells(g)) + " |")
     return lines
+
+
+def breakdown_cells(g: dict) -> list[str]:
+    """One group's cells after its name: n, correct (auto), headline right, correct
+    (judge), refused, latency p50 / p95, untraceable numbers (the Markdown and HTML rows)."""
+    return [
+        str(g["n"]),
+        fmt(g["auto_correct"]["value"]),
+        fmt(g.get("numeric_correct", {}).get("value")),
+        fmt(g["judge_correct"]["value"]),
+        fmt(g["refusal_rate"]["value"]),
+        _latency(g.get("latency_s")),
+        _untraceable(g.get("numbers_untraceable", {})),
+    ]
 
 
 def _latency(latency: dict | None) -> str:
