@@ -49,12 +49,12 @@ def persona_command(chat: ChatSession, args: list[str], *, as_json: bool) -> str
     persona = chat.persona
     if as_json:
         return {"persona": persona.as_dict() if persona else None}
+    verb = "persona now" if args else "persona"
     if persona is None:
         return (
-            "persona: none (answers are written for no particular reader); "
+            f"{verb}: none (answers are written for no particular reader); "
             f"/persona NAME picks one of {', '.join(persona_names())}"
         )
-    verb = "persona now" if args else "persona"
     return (
         f"{verb}: {persona.name} ({persona.title}: {persona.summary}); its KPIs: "
         f"{', '.join(persona.kpis)}. /persona off for none"
@@ -96,7 +96,7 @@ def persona_markdown(view: PersonaKpis | None) -> str:
     """The same block in Markdown, for --format md."""
     if view is None:
         return ""
-    lines = [f"\n## {heading(view.persona, view)}\n", "| KPI | value | from |", "|---|---:|---|"]
+    lines = [f"\n### {heading(view.persona, view)}\n", "| KPI | value | from |", "|---|---:|---|"]
     for company, result in view.rows():
         chosen = next(k for k in view.report.kpis if k.name == result.name)
         who = f"{company.short}: " if len(view.report.companies) > 1 else ""
