@@ -267,6 +267,20 @@ class AnswerSettings(BaseModel):
         "model call; questions the facts store cannot answer get the retrieved excerpts and no "
         "written answer.",
     )
+    cache: bool = Field(
+        True,
+        description="Answer a question asked again, or reworded, from the answer cache while "
+        "the store is unchanged and the filters, the figures asked for and these settings are "
+        "the same; `ask --no-cache` asks anew, `finrag cache clear` empties it.",
+    )
+    cache_similarity: float = Field(
+        0.7,
+        ge=0.5,
+        le=1.0,
+        description="Cosine similarity of two questions' embeddings from which the later is "
+        "answered from the cache, once their filters, figures and content words are equal "
+        "(all-MiniLM-L6-v2: rewordings 0.74-0.88; eval/bench/cache_threshold.py).",
+    )
 
 
 class ChatSettings(BaseModel):

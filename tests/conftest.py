@@ -36,16 +36,17 @@ def smollm_gguf() -> Path:
 
 
 @contextlib.contextmanager
-def ingested_home(home: Path, paths: list[Path]) -> Iterator[Path]:
-    """A home holding ``paths``, ingested once with the hash embedder and no model (a
-    module's store for facts, KPI and route tests); its cluster is deleted afterwards."""
+def ingested_home(home: Path, paths: list[Path], embed: str = "hash") -> Iterator[Path]:
+    """A home holding ``paths``, ingested once with the hash embedder (or ``embed``) and no
+    model (a module's store for facts, KPI and route tests); its cluster is deleted
+    afterwards."""
     from finrag.config import load_settings
     from finrag.db import open_store
     from finrag.ingest.pipeline import ingest
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("FINRAG_HOME", str(home))
-        mp.setenv("FINRAG_EMBED__BACKEND", "hash")
+        mp.setenv("FINRAG_EMBED__BACKEND", embed)
         mp.setenv("OLLAMA_HOST", DEAD_OLLAMA)
         settings = load_settings(ingest={"workers": 0})
         parsed = settings.cache_dir / "parsed"

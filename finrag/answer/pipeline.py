@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
+from finrag.answer.cache import AnswerCache
 from finrag.answer.citations import attach_citations, check_numbers, map_citations
 from finrag.answer.coverage import held_filings, unheld_period, unheld_period_message
 from finrag.answer.extraction import (
@@ -88,12 +89,15 @@ class Asker:
         on_event: OnEvent | None = None,
         on_progress: OnToken | None = None,
         strict_filters: bool = False,
+        use_cache: bool = False,
     ) -> Answer:
         """Retrieve for the question, then answer from what was found. ``on_token`` hears
         the answer's text as it is written; ``on_progress`` every other piece the model
         writes (the extraction's JSON): for a progress line, not for display. With
         ``strict_filters``, a filter no filing matches fails (FilterUnmatched) before any
-        model call, instead of being dropped."""
+        model call, instead of being dropped. With ``use_cache`` (and answer.cache on), a
+        question asked before, or reworded, on the same store is answered from the answer
+        cache (finrag.answer.cache), and a new answer is kept there."""
         started = time.perf_counter()
         found, coverage = self.search(question, k=k, overrides=overrides)
         if strict_filters and found.widened:
@@ -105,6 +109,13 @@ class Asker:
                 "the answer searches without the filter and says so",
             )
         retrieve_s = _since(started)
+        cache = self._cache() if use_cache and self.settings.answer.cache else None
+        if cache is not None and (hit := cache.lookup(question, found, k)) is not None:
+            answer, why = hit
+            answer.cache = why.as_dict()
+            answer.timings = {"retrieve": retrieve_s, "total": _since(started)}
+            answer.tokens = {"prompt": 0, "completion": 0}
+            return answer
         if on_event:
             on_event("retrieved")
         answer = self.answer_from(
@@ -117,7 +128,12 @@ class Asker:
         )
         answer.timings["retrieve"] = retrieve_s
         answer.timings["total"] = _since(started)
+        if cache is not None and not answer.refused:
+            cache.put(answer, found, k)
         return answer
+
+    def _cache(self) -> AnswerCache:
+        return AnswerCache(self.store, self.settings, self.retriever.embedder)
 
     def search(
         self,

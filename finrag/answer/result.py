@@ -39,6 +39,9 @@ class Answer:
     # Model calls Ollama failed and the embedded model answered (finrag.llm.fallback).
     fallbacks: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # seconds
+    # Set when the answer came from the answer cache: the question it was written for,
+    # the similarity, when (finrag.answer.cache.CacheHit.as_dict).
+    cache: dict[str, Any] | None = None
     tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0})
     retrieval: dict[str, Any] = field(default_factory=dict)
     context: list[dict[str, Any]] = field(default_factory=list)

@@ -16,6 +16,7 @@ from typer import _click as click
 from finrag import __version__
 from finrag.cli import (
     ask_cmd,
+    cache_cmd,
     chat_cmd,
     config_cmd,
     db_cmd,
@@ -58,6 +59,7 @@ app.add_typer(docs_cmd.app, name="docs")
 app.add_typer(eval_cmd.app, name="eval")
 app.add_typer(config_cmd.app, name="config")
 app.add_typer(db_cmd.app, name="db")
+app.add_typer(cache_cmd.app, name="cache")
 app.command("doctor")(doctor_cmd.doctor)
 
 

@@ -96,6 +96,14 @@ def ask_command(
         bool,
         typer.Option("--json", help="Print {answer, citations, calculations, ...} as JSON."),
     ] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Ask anew, even when this question (or a rewording of it) was answered on "
+            "the same store (the answer cache; `finrag cache clear` empties it).",
+        ),
+    ] = False,
 ) -> None:
     """Answer a question from the stored filings, citing document and page.
 
@@ -132,6 +140,7 @@ def ask_command(
             on_event=on_event,
             on_progress=lambda _piece: activity.tokens(),
             strict_filters=strict_filters,
+            use_cache=not no_cache,
         )
         view = persona_view(store, settings, answer)
     if output_format == "json":
@@ -192,6 +201,16 @@ def unique_numbers(numbers: list[dict[str, str]]) -> list[dict[str, str]]:
 
 def print_notes(answer: Answer) -> None:
     """Checks, route and timings: on stderr, each on its own line."""
+    if answer.cache:
+        hit = answer.cache
+        err.print(
+            Text(
+                f"cached: the answer given {hit['answered_at'][:16].replace('T', ' ')} to "
+                f"\"{hit['question']}\" (similarity {hit['similarity']:.2f}); "
+                "--no-cache asks anew",
+                style="cyan",
+            )
+        )
     for flag in answer.flags:
         if flag in answer.warnings:
             warn(f"warning: {flag}")

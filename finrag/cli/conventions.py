@@ -101,6 +101,18 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("finrag sessions rm bby-margins", "asks first"),
         ("finrag sessions rm bby-margins -y", "no question (scripts)"),
     ),
+    "cache": (
+        ("finrag cache stats", "cached answers and hits"),
+        ("finrag cache clear", "empty it"),
+    ),
+    "cache stats": (
+        ("finrag cache stats", "in words"),
+        ("finrag cache stats -j", "JSON"),
+    ),
+    "cache clear": (
+        ("finrag cache clear", "the filings stay"),
+        ("finrag cache clear -j", "how many were removed, as JSON"),
+    ),
     "docs": (
         ("finrag docs list", "what the store holds"),
         (f"finrag docs rm {SAMPLE}", "remove one filing"),

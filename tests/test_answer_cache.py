@@ -1,0 +1,126 @@
+"""The semantic answer cache through the CLI, on the real store and the real embedder
+(all-MiniLM-L6-v2, which answer.cache_similarity is calibrated for): a rewording is
+answered from the cache, saying so; another period, company or figure never is; an
+ingest or removal makes every cached answer stale; --no-cache and `cache clear`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests import pdfs
+from tests.conftest import REPO, clean_env, ingested_home, run_finrag
+
+SAMPLE = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
+REVENUE = "What was Best Buy's revenue in Q2 FY2024?"
+REWORDED = "How much revenue did Best Buy report in the second quarter of fiscal 2024?"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    # MiniLM, not the tests' hash embedder: the similarity threshold is calibrated for it.
+    folder = tmp_path_factory.mktemp("cache")
+    with ingested_home(folder / "home", [SAMPLE], "sentence-transformers") as home:
+        yield home
+
+
+def ask(home: Path, question: str, *args: str, **env: str) -> dict:
+    result = run_finrag("ask", question, "--json", *args, env=_env(home, **env))
+    assert result.returncode in (0, 7), result.stderr
+    return json.loads(result.stdout)
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    return clean_env(FINRAG_HOME=str(home), FINRAG_EMBED__BACKEND="sentence-transformers", **extra)
+
+
+def test_a_rewording_hits_and_other_periods_companies_and_figures_never_do(home: Path) -> None:
+    first = ask(home, REVENUE, "--no-llm")
+    assert first["cache"] is None and "$9,583 million" in first["answer"]
+
+    again = ask(home, REWORDED, "--no-llm")
+    assert again["cache"]["question"] == REVENUE and again["cache"]["similarity"] >= 0.7
+    assert again["question"] == REWORDED and again["answer"] == first["answer"]
+    assert again["citations"] == first["citations"] and again["status"] == "verified"
+    human = run_finrag("ask", REWORDED, "--no-llm", env=_env(home))
+    assert "cached: the answer given" in human.stderr and REVENUE in human.stderr
+    assert "--no-cache asks anew" in human.stderr and "$9,583 million" in human.stdout
+
+    # Worded alike, asked about something else: never the cached answer.
+    for other in (
+        "What was Best Buy's revenue in Q2 FY2023?",  # another period
+        "What was Best Buy's domestic revenue in Q2 FY2024?",  # a part of the figure
+        "What was Best Buy's operating income in Q2 FY2024?",  # another figure
+        "What was Apple's revenue in Q2 FY2024?",  # a company the store does not hold
+    ):
+        assert ask(home, other, "--no-llm")["cache"] is None, other
+    assert ask(home, REWORDED, "--no-llm", "--no-cache")["cache"] is None
+
+
+def test_a_model_answer_comes_back_without_a_model_call(home: Path, tmp_path: Path) -> None:
+    question = "What was Best Buy's effective tax rate in Q2 FY2024?"  # no facts: the model
+    script = tmp_path / "script.json"
+    quote = "Our effective tax rate (\u201cETR\u201d) increased to 26.1% in the second quarter"
+    script.write_text(
+        json.dumps(
+            [
+                {
+                    "answerable": True,
+                    "facts": [{"source": 1, "quote": quote, "value": "26.1%"}],
+                    "calculations": [],
+                },
+                "Best Buy's effective tax rate in Q2 FY2024 was 26.1% [1].",
+            ]
+        )
+    )
+    fake = {"FINRAG_LLM__BACKEND": "fake", "FINRAG_LLM__FAKE_SCRIPT": str(script)}
+    first = ask(home, question, **fake)
+    assert first["cache"] is None and first["backend"] == "fake" and not first["refused"]
+    assert first["route"] == "text" and "26.1%" in first["answer"]
+    script.write_text("[]")  # a model call now would fail: nothing left to reply
+    reworded = "What was the effective tax rate of Best Buy in the second quarter of fiscal 2024?"
+    again = ask(home, reworded, **fake)
+    assert again["cache"]["question"] == question and again["answer"] == first["answer"]
+    assert again["tokens"] == {"prompt": 0, "completion": 0}
+    result = run_finrag("ask", question.replace("2024", "2023"), "--json", env=_env(home, **fake))
+    assert "no reply left" in result.stderr  # another year: asked anew (and the script is dry)
+
+
+def test_text_questions_share_a_key_only_with_the_same_content_words() -> None:
+    from finrag.answer.cache import content_words
+    from finrag.retrieve.filters import QueryFilters
+
+    def words(question: str) -> list[str]:
+        return content_words(question, QueryFilters(), ["Best Buy"])
+
+    closed = words("How many stores did Best Buy close in Q2 FY2024?")
+    assert closed == words("How many Best Buy stores were closed during Q2 FY2024?")
+    # Embedded, these are as close as true rewordings (cosine 0.94 and 0.95 with MiniLM).
+    assert closed != words("How many Best Buy stores were opened in Q2 FY2024?")
+    assert words("What did Best Buy say about its Domestic segment in Q2 FY2024?") != words(
+        "What did Best Buy say about its International segment in Q2 FY2024?"
+    )
+
+
+def test_an_ingest_makes_cached_answers_stale_and_clear_empties_the_cache(
+    home: Path, tmp_path: Path
+) -> None:
+    ask(home, REVENUE, "--no-llm")
+    assert ask(home, REVENUE, "--no-llm")["cache"] is not None
+    stats = json.loads(run_finrag("cache", "stats", "--json", env=_env(home)).stdout)
+    assert stats["current"] >= 1 and stats["hits"] >= 1
+
+    other = pdfs.good_pdf(tmp_path / "ACME_2023_10K.pdf")
+    assert run_finrag("ingest", str(other), env=_env(home)).returncode == 0
+    assert ask(home, REVENUE, "--no-llm")["cache"] is None  # the store changed
+    assert ask(home, REVENUE, "--no-llm")["cache"] is not None
+    assert run_finrag("docs", "rm", str(other), env=_env(home)).returncode == 0
+    assert ask(home, REVENUE, "--no-llm")["cache"] is None
+
+    cleared = json.loads(run_finrag("cache", "clear", "--json", env=_env(home)).stdout)
+    assert cleared["removed"] >= 1
+    stats = json.loads(run_finrag("cache", "stats", "--json", env=_env(home)).stdout)
+    assert stats["entries"] == 0
