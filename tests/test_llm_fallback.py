@@ -270,6 +270,7 @@ def test_ask_cli_smollm_answers_for_a_failing_ollama(
     off = ask("What was Globex revenue in 2023?", FINRAG_LLM__FALLBACK="false")
     assert off.returncode == ExitCode.MODEL, off.stderr
     assert "error: Ollama at http://127.0.0.1" in off.stderr and "runner process" in off.stderr
+    assert "llm.fallback = true lets the embedded model answer" in off.stderr
 
     # Two wordings: an answer cache, if one holds the first, does not answer the second.
     result = ask("What was Globex revenue in 2023?", "--json")

@@ -94,6 +94,13 @@ class OllamaLLM:
             raise BackendFailed(
                 f"Ollama at {self.host} failed: {exc.error}",
                 reason=f"{status}: {str(exc.error)[:80]}",
+                hint="Ollama's log says why (where `ollama serve` runs, or `journalctl -u "
+                "ollama`)"
+                + (
+                    ""
+                    if self.settings.fallback
+                    else "; llm.fallback = true lets the embedded model answer such calls"
+                ),
             ) from None
         except httpx.TimeoutException:
             raise LLMTimeout(
