@@ -38,6 +38,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
             "say what a file is when its name and cover page do not",
         ),
         ("finrag ingest ~/filings --rebuild -j", "re-embed all, a JSON report on stdout"),
+        ("finrag ingest ~/filings --watch", "keep the store in step as files come and go"),
     ),
     "search": (
         ('finrag search "Best Buy revenue Q2 2024"', "filters read from the question"),

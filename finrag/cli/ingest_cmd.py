@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from finrag.cli.render import err, print_json
+from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
@@ -48,6 +49,14 @@ def ingest_command(
         int | None, typer.Option(help="Parser processes beside embedding (0: none).", min=0)
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Keep watching: ingest new and changed files, remove deleted ones, until "
+            "Ctrl-C (--json: one report per line).",
+        ),
+    ] = False,
 ) -> None:
     """Parse, chunk, embed and store filings (PDF, EDGAR HTML, Markdown, text)."""
     missing = [p for p in paths if not p.expanduser().exists() and not p.is_symlink()]
@@ -66,6 +75,12 @@ def ingest_command(
         "fiscal_quarter": quarter,
     }
     store = open_store(settings)
+    if watch:
+        try:
+            _watch(paths, settings, store, overrides=overrides, as_json=as_json)
+        finally:
+            store.close()
+        return
     try:
         with _Progress(enabled=not err.quiet) as progress:
             report = ingest(
@@ -90,6 +105,32 @@ def ingest_command(
     if report.failed:
         done = len(report.results) - report.failed
         raise typer.Exit(ExitCode.PARTIAL if done else ExitCode.FAILED)
+
+
+def _watch(paths, settings, store, *, overrides, as_json: bool) -> None:
+    """Ingest, then keep the store in step with ``paths`` until Ctrl-C."""
+    from finrag.ingest.watch import watch
+
+    shown = " ".join(str(p) for p in paths)
+    try:
+        for n, round_ in enumerate(watch(paths, settings, store, overrides=overrides)):
+            if as_json:
+                out.file.write(json.dumps(round_.as_dict(), default=str) + "\n")
+                out.file.flush()
+            if n == 0 or round_.changed:
+                _print_summary(round_.report)
+            for path in round_.removed:
+                err.print(Text(f"removed {path}: the file is gone"))
+            for path in round_.waiting:
+                err.print(Text(f"waiting for {path}: still being written", style="dim"))
+            if n == 0:
+                err.print(
+                    Text(f"watching {shown} for new, changed and deleted filings (Ctrl-C stops)")
+                )
+            sys.stderr.flush()
+    except KeyboardInterrupt:
+        err.print("stopped watching: every document stored is complete")
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
 
 
 # How far a file is, by stage: parsing is about half of a PDF's time, embedding the rest

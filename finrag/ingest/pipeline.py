@@ -175,14 +175,18 @@ def ingest(
     rebuild: bool = False,
     on_event: Callable[[IngestEvent], None] | None = None,
     embedder: Embedder | None = None,
+    defer: Callable[[Path], bool] | None = None,
 ) -> IngestReport:
-    """Ingest every supported file under ``paths``; report each file's fate."""
+    """Ingest every supported file under ``paths``; report each file's fate. A file for
+    which ``defer`` is true (one still being written, under --watch) is left for later."""
     started = time.perf_counter()
     notify = on_event or (lambda _event: None)
     embedder = embedder or get_embedder(settings.embed, settings.models_dir)
     adapt_threads = settings.embed.threads == 0 and hasattr(embedder, "threads")
     recipe = pipeline_hash(settings, embedder)
     files, skipped = discover(paths)
+    if defer is not None:
+        files = [f for f in files if not defer(f.path)]
     if settings.ingest.parser in ("marker", "llamaparse") and any(f.kind == "pdf" for f in files):
         # An optional parser that cannot run fails every PDF the same way: say so once, now.
         parser_for(files[0].path, "pdf", settings.ingest.parser)
