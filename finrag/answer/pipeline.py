@@ -128,7 +128,9 @@ class Asker:
         )
         answer.timings["retrieve"] = retrieve_s
         answer.timings["total"] = _since(started)
-        if cache is not None and not answer.refused:
+        # An answer the fallback model wrote is not kept: once Ollama is back, asking
+        # again should get its answer, not the stand-in's.
+        if cache is not None and not answer.refused and not answer.fallbacks:
             cache.put(answer, found, k)
         return answer
 
