@@ -26,6 +26,7 @@ from finrag.cli import (
     facts_cmd,
     ingest_cmd,
     kpi_cmd,
+    market_cmd,
     open_cmd,
     search_cmd,
     sessions_cmd,
@@ -53,6 +54,7 @@ app.command("ask")(ask_cmd.ask_command)
 app.command("chat")(chat_cmd.chat_command)
 app.command("facts")(facts_cmd.facts_command)
 app.command("kpi")(kpi_cmd.kpi_command)
+app.command("market")(market_cmd.market_command)
 app.command("open")(open_cmd.open_command)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(docs_cmd.app, name="docs")

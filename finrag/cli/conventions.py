@@ -72,6 +72,11 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("finrag kpi BBY AAPL --years 2022-2024 --kpi gross_margin,roe", "two companies"),
         ("finrag kpi BBY --quarterly -j", "quarters, every value with its inputs, as JSON"),
     ),
+    "market": (
+        ("finrag market BBY --period 2024Q2", "Best Buy's fiscal Q2 FY2024: price, volatility"),
+        ("finrag market BBY --period 2024Q2 --offline -j", "from the cache only, as JSON"),
+        ("finrag market BBY --periods 2024Q1,2024Q2 --questions q.jsonl", "yes/no eval set"),
+    ),
     "open": (
         (f"finrag open '{SAMPLE}#page=4'", "a citation's ref from ask/search --json"),
         ("finrag open BESTBUY_2024Q2_10Q -p 16 | grep -i revenue", "a page's text, piped"),
