@@ -5,12 +5,16 @@ ingest or removal makes every cached answer stale; --no-cache and `cache clear`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from finrag.answer.pipeline import Asker
+from finrag.config import load_settings
+from finrag.db import open_store
 from tests import pdfs
 from tests.conftest import REPO, clean_env, ingested_home, run_finrag
 
@@ -49,15 +53,29 @@ def test_a_rewording_hits_and_other_periods_companies_and_figures_never_do(home:
     assert "cached: the answer given" in human.stderr and REVENUE in human.stderr
     assert "--no-cache asks anew" in human.stderr and "$9,583 million" in human.stdout
 
-    # Worded alike, asked about something else: never the cached answer.
-    for other in (
-        "What was Best Buy's revenue in Q2 FY2023?",  # another period
-        "What was Best Buy's domestic revenue in Q2 FY2024?",  # a part of the figure
-        "What was Best Buy's operating income in Q2 FY2024?",  # another figure
-        "What was Apple's revenue in Q2 FY2024?",  # a company the store does not hold
-    ):
-        assert ask(home, other, "--no-llm")["cache"] is None, other
-    assert ask(home, REWORDED, "--no-llm", "--no-cache")["cache"] is None
+    # Worded alike, asked about something else: never the cached answer (in process: one
+    # embedder load for the lot).
+    with _asker(home) as asker:
+        for other in (
+            "What was Best Buy's revenue in Q2 FY2023?",  # another period
+            "What was Best Buy's domestic revenue in Q2 FY2024?",  # a part of the figure
+            "What was Best Buy's operating income in Q2 FY2024?",  # another figure
+            "What was Apple's revenue in Q2 FY2024?",  # a company the store does not hold
+        ):
+            assert asker.ask(other, use_cache=True).cache is None, other
+        assert asker.ask(REWORDED, use_cache=True).cache is not None
+        assert asker.ask(REWORDED, use_cache=False).cache is None  # ask --no-cache
+
+
+@contextlib.contextmanager
+def _asker(home: Path) -> Iterator[Asker]:
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in _env(home).items():
+            if name.startswith("FINRAG_"):
+                mp.setenv(name, value)
+        settings = load_settings(answer={"use_llm": False})
+        with open_store(settings) as store:
+            yield Asker(store, settings)
 
 
 def test_a_model_answer_comes_back_without_a_model_call(home: Path, tmp_path: Path) -> None:
@@ -108,17 +126,22 @@ def test_text_questions_share_a_key_only_with_the_same_content_words() -> None:
 def test_an_ingest_makes_cached_answers_stale_and_clear_empties_the_cache(
     home: Path, tmp_path: Path
 ) -> None:
-    ask(home, REVENUE, "--no-llm")
-    assert ask(home, REVENUE, "--no-llm")["cache"] is not None
-    stats = json.loads(run_finrag("cache", "stats", "--json", env=_env(home)).stdout)
-    assert stats["current"] >= 1 and stats["hits"] >= 1
-
     other = pdfs.good_pdf(tmp_path / "ACME_2023_10K.pdf")
-    assert run_finrag("ingest", str(other), env=_env(home)).returncode == 0
-    assert ask(home, REVENUE, "--no-llm")["cache"] is None  # the store changed
-    assert ask(home, REVENUE, "--no-llm")["cache"] is not None
-    assert run_finrag("docs", "rm", str(other), env=_env(home)).returncode == 0
-    assert ask(home, REVENUE, "--no-llm")["cache"] is None
+    with _asker(home) as asker:
+
+        def cached() -> bool:
+            return asker.ask(REVENUE, use_cache=True).cache is not None
+
+        asker.ask(REVENUE, use_cache=True)
+        assert cached()
+        stats = json.loads(run_finrag("cache", "stats", "--json", env=_env(home)).stdout)
+        assert stats["current"] >= 1 and stats["hits"] >= 1
+
+        assert run_finrag("ingest", str(other), env=_env(home)).returncode == 0
+        assert not cached()  # the store changed
+        assert cached()
+        assert run_finrag("docs", "rm", str(other), env=_env(home)).returncode == 0
+        assert not cached()
 
     cleared = json.loads(run_finrag("cache", "clear", "--json", env=_env(home)).stdout)
     assert cleared["removed"] >= 1
