@@ -22,7 +22,7 @@ from finrag.evaluate import html_charts
 from finrag.evaluate.answer_compare import Comparison, comparison_rows
 from finrag.evaluate.answer_report import BREAKDOWN_COLUMNS, METRIC_LABELS, breakdown_cells
 from finrag.evaluate.answers import AnswerReport, AnswerResult
-from finrag.evaluate.report import fmt, shown_k
+from finrag.evaluate.report import fmt, metric_cells, metric_columns, shown_k
 from finrag.evaluate.retrieval import BREAKDOWNS, RetrievalReport
 from finrag.text import clip
 
@@ -71,29 +71,8 @@ def retrieval_html(report: RetrievalReport, *, generated: datetime | None = None
         *(f'<p class="note">{escape(note)}</p>' for note in report.notes),
         "<h2>Metrics by variant</h2>",
         _table(
-            [
-                "variant",
-                *(f"hit@{k}" for k in report.ks),
-                f"MRR@{kmax}",
-                f"recall@{k5}",
-                f"precision@{k5}",
-                f"F1@{k5}",
-                f"text hit@{k5}",
-                "p50 ms",
-                "p95 ms",
-            ],
-            (
-                [
-                    s.variant,
-                    *(_num(fmt(s.scores[k]["hit"])) for k in report.ks),
-                    _num(fmt(s.scores[kmax]["mrr"])),
-                    *(_num(fmt(s.scores[k5][m])) for m in ("recall", "precision", "f1")),
-                    _num(fmt(s.scores[k5]["text_hit"])),
-                    _num(f"{s.latency_ms['p50']:.0f}"),
-                    _num(f"{s.latency_ms['p95']:.0f}"),
-                ]
-                for s in report.variants
-            ),
+            ["variant", *metric_columns(report)],
+            ([s.variant, *(_num(c) for c in metric_cells(report, s))] for s in report.variants),
         ),
         _figure(
             html_charts.hit_curves_png(

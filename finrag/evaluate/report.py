@@ -51,6 +51,34 @@ def write_retrieval_report(report: RetrievalReport, out_dir: Path) -> list[Path]
     return paths
 
 
+def metric_columns(report) -> list[str]:
+    """The per-variant metric columns, as the Markdown and HTML reports head them."""
+    k5, kmax = shown_k(report.ks), max(report.ks)
+    return [f"hit@{k}" for k in report.ks] + [
+        f"MRR@{kmax}",
+        f"recall@{k5}",
+        f"precision@{k5}",
+        f"F1@{k5}",
+        f"text hit@{k5}",
+        "p50 ms",
+        "p95 ms",
+    ]
+
+
+def metric_cells(report, s) -> list[str]:
+    """One variant's figures under ``metric_columns``."""
+    k5, kmax = shown_k(report.ks), max(report.ks)
+    return [fmt(s.scores[k]["hit"]) for k in report.ks] + [
+        fmt(s.scores[kmax]["mrr"]),
+        fmt(s.scores[k5]["recall"]),
+        fmt(s.scores[k5]["precision"]),
+        fmt(s.scores[k5]["f1"]),
+        fmt(s.scores[k5]["text_hit"]),
+        f"{s.latency_ms['p50']:.0f}",
+        f"{s.latency_ms['p95']:.0f}",
+    ]
+
+
 def markdown(report: RetrievalReport) -> str:
     k5 = shown_k(report.ks)
     kmax = max(report.ks)
@@ -63,27 +91,10 @@ def markdown(report: RetrievalReport) -> str:
         "",
     ]
     lines += [f"> {note}" for note in report.notes] + ([""] if report.notes else [])
-    head = [f"hit@{k}" for k in report.ks] + [
-        f"MRR@{kmax}",
-        f"recall@{k5}",
-        f"precision@{k5}",
-        f"F1@{k5}",
-        f"text hit@{k5}",
-        "p50 ms",
-        "p95 ms",
-    ]
+    head = metric_columns(report)
     lines += ["| variant | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
     for s in report.variants:
-        cells = [fmt(s.scores[k]["hit"]) for k in report.ks] + [
-            fmt(s.scores[kmax]["mrr"]),
-            fmt(s.scores[k5]["recall"]),
-            fmt(s.scores[k5]["precision"]),
-            fmt(s.scores[k5]["f1"]),
-            fmt(s.scores[k5]["text_hit"]),
-            f"{s.latency_ms['p50']:.0f}",
-            f"{s.latency_ms['p95']:.0f}",
-        ]
-        lines.append(f"| {s.variant} | " + " | ".join(cells) + " |")
+        lines.append(f"| {s.variant} | " + " | ".join(metric_cells(report, s)) + " |")
     last = report.variants[-1]
     for by in BREAKDOWNS:
         lines += [
