@@ -24,6 +24,7 @@ from finrag.cli import (
     doctor_cmd,
     eval_cmd,
     facts_cmd,
+    graph_cmd,
     ingest_cmd,
     kpi_cmd,
     market_cmd,
@@ -55,6 +56,7 @@ app.command("chat")(chat_cmd.chat_command)
 app.command("facts")(facts_cmd.facts_command)
 app.command("kpi")(kpi_cmd.kpi_command)
 app.command("market")(market_cmd.market_command)
+app.command("graph")(graph_cmd.graph_command)
 app.command("open")(open_cmd.open_command)
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(docs_cmd.app, name="docs")

@@ -77,6 +77,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("finrag market BBY --period 2024Q2 --offline -j", "from the cache only, as JSON"),
         ("finrag market BBY --periods 2024Q1,2024Q2 --questions q.jsonl", "yes/no eval set"),
     ),
+    "graph": (
+        ('finrag graph "Best Buy"', "segments, auditor, officers, ... and where each is stated"),
+        ("finrag graph GLW -j | jq '.entities.subsidiary'", "Corning's subsidiaries, as JSON"),
+    ),
     "open": (
         (f"finrag open '{SAMPLE}#page=4'", "a citation's ref from ask/search --json"),
         ("finrag open BESTBUY_2024Q2_10Q -p 16 | grep -i revenue", "a page's text, piped"),

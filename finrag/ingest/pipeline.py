@@ -28,6 +28,7 @@ from finrag.db.documents import find_duplicate, find_state, write_document
 from finrag.embed import Embedder, get_embedder
 from finrag.facts.extract import FACTS_VERSION
 from finrag.facts.store import write_facts
+from finrag.graph.store import write_graph
 from finrag.ingest.chunk import CHUNKER_VERSION
 from finrag.ingest.discover import SourceFile, discover
 from finrag.ingest.parse import PARSER_VERSION, parser_for
@@ -405,6 +406,7 @@ def _store_one(
                 vectors=vectors,
             )
             result.facts = write_facts(conn, result.document_id, company_id, prepared.facts)
+            write_graph(conn, result.document_id, company_id)  # from the chunks (sql/011)
             if summaries:  # from the chunks just stored
                 build_summaries(conn, result.document_id, embedder)
         result.timings["store"] = time.perf_counter() - t0

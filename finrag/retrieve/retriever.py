@@ -14,6 +14,7 @@ from finrag.db import Store
 from finrag.db.companies import lookup_company
 from finrag.embed import Embedder, get_embedder
 from finrag.errors import UsageError
+from finrag.graph import retrieve as graph_retrieval  # a module: it imports retrieve.hybrid
 from finrag.llm.base import LLMError
 from finrag.retrieve.filters import CompanyRef, QueryFilters, extract_query_filters
 from finrag.retrieve.hybrid import SearchResult, search
@@ -25,7 +26,7 @@ from finrag.retrieve.summaries import SUMMARY_POOL, fuse_summary_chunks
 if TYPE_CHECKING:
     from finrag.llm import LLM
 
-_PARTS = {"dense", "fts", "hybrid", "filters", "rerank", "pages", "summaries"}
+_PARTS = {"dense", "fts", "hybrid", "filters", "rerank", "pages", "summaries", "graph"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class Variant:
     rerank: bool = True
     pages: bool = False
     summaries: bool = False  # section summaries' chunks fused in (retrieve.summaries)
+    graph: bool = False  # the chunks stating the asked relations fused in (finrag.graph)
 
     @classmethod
     def parse(cls, name: str) -> Variant:
@@ -58,6 +60,7 @@ class Variant:
             rerank="rerank" in parts,
             pages="pages" in parts,
             summaries="summaries" in parts,
+            graph="graph" in parts,
         )
 
     @property
@@ -69,6 +72,7 @@ class Variant:
             + ("+rerank" if self.rerank else "")
             + ("+pages" if self.pages else "")
             + ("+summaries" if self.summaries else "")
+            + ("+graph" if self.graph else "")
         )
 
 
@@ -147,6 +151,8 @@ class Retriever:
             fetch = max(fetch, settings.candidates)
         if variant.summaries:  # a summarized section's chunk may rank past k among chunks
             fetch = max(fetch, SUMMARY_POOL)
+        if variant.graph:  # the same for a chunk the graph finds
+            fetch = max(fetch, graph_retrieval.GRAPH_POOL)
         result = search(
             conn,
             query,
@@ -174,6 +180,13 @@ class Retriever:
             )
             conn.rollback()
             timings["summaries"] = _ms_since(t0)
+        if variant.graph:
+            t0 = time.perf_counter()
+            result.hits, _ = graph_retrieval.fuse_graph_chunks(
+                conn, result, question, rrf_k=settings.rrf_k, with_flagged=with_flagged
+            )
+            conn.rollback()
+            timings["graph"] = _ms_since(t0)
         if variant.rerank and self.reranker is not None:
             t0 = time.perf_counter()
             try:

@@ -1,0 +1,57 @@
+"""`finrag graph`: the entities and relations extracted from a company's filings."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from finrag.cli.render import Column, err, print_json, print_table
+from finrag.cli.state import app_state
+from finrag.db import open_store
+from finrag.db.companies import require_company
+from finrag.graph.view import company_graph
+
+
+def graph_command(
+    ctx: typer.Context,
+    company: Annotated[str, typer.Argument(help="Company name, alias or ticker in the store.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """What the knowledge graph holds for a company: entities by kind (segments, products,
+    auditor, officers, subsidiaries, places) and relations, each with its document and page."""
+    with open_store(app_state(ctx).settings) as store, store.connect() as conn:
+        company_id, name, _ = require_company(conn, company)
+        graph = company_graph(conn, company_id, name)
+    if as_json:
+        print_json(graph.as_dict())
+        return
+    if not graph.relations:
+        err.print(
+            f"no graph for {name}: its filings were ingested before the graph existed, "
+            "or no rule matched (re-ingest with `finrag ingest PATH --rebuild`)"
+        )
+        return
+    print_table(
+        [Column("kind", no_wrap=True), Column("count", justify="right"), "names"],
+        [
+            [kind, len(items), ", ".join(i["name"] for i in items)]
+            for kind, items in graph.entities.items()
+        ],
+        title=f"{name}: entities",
+    )
+    print_table(
+        [
+            "subject",
+            Column("relation", no_wrap=True),
+            "object",
+            "document",
+            Column("page", justify="right", no_wrap=True),
+            Column("as stated", max_width=60),
+        ],
+        [
+            [r.subject, r.predicate, r.object, r.document, r.page, r.evidence[:120]]
+            for r in graph.relations
+        ],
+        title=f"{name}: relations",
+    )

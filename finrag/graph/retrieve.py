@@ -1,0 +1,158 @@
+"""Graph retrieval (HybridRAG): the chunks that state the relations a question asks about,
+fused with the hybrid ranking.
+
+1. Link: entities of the allowed documents (the filters the hybrid search ended with)
+   whose name or an alias appears in the question as whole words; the filer's company
+   entity when the question names the company (the filters resolved one).
+2. Neighbourhood: the relations one hop from a linked entity.
+3. Keep what the question asks about: a relation whose predicate a cue word names
+   ("audit" → audited_by, "CEO" → has_executive, "segment" → has_segment, "sell" → sells,
+   "subsidiar" → has_subsidiary, "incorporated"/"where" → incorporated_in/located_in), or
+   one that touches an entity named in the question other than the company. A question
+   that only names the company adds nothing: its neighbourhood is the whole filing.
+4. Rank the chunks that state the kept relations (more kept relations and a linked
+   non-company entity first), and fuse them into the hybrid ranking by reciprocal rank,
+   weight GRAPH_WEIGHT against the hybrid list's 1.0 (the same fusion as the summaries').
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import psycopg
+
+from finrag.graph.extract import normalize_name
+from finrag.retrieve.hybrid import Hit, SearchResult, matching_documents
+
+GRAPH_POOL = 50  # hybrid depth fused with: a stated relation's chunk may rank past k there
+GRAPH_CHUNKS = 10  # chunks the graph contributes at most
+GRAPH_WEIGHT = 1.0  # the graph's ranking against the hybrid list's in reciprocal rank fusion
+
+_CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (r"\baudit|accounting firm|\bcpa\b", ("audited_by",)),
+    (
+        r"\bceo\b|\bcfo\b|\bcoo\b|chief|officer|executive|president|chair|\bwho (?:runs|leads)",
+        ("has_executive",),
+    ),
+    (r"\bdirector|\bboard\b", ("has_director",)),
+    (r"\bsegment", ("has_segment",)),
+    (r"\bsell|\bsold\b|\bproduct|categor", ("sells",)),
+    (r"subsidiar|\bentit(?:y|ies)\b|\bowns?\b", ("has_subsidiary",)),
+    (
+        r"incorporat|\bwhere\b|located|based in|jurisdiction|domicile|countr",
+        ("incorporated_in", "located_in"),
+    ),
+)
+
+
+@dataclass
+class GraphMatch:
+    """What the graph found for a question: linked entities and the chunks it ranks."""
+
+    linked: list[str] = field(default_factory=list)  # "kind:name"
+    predicates: list[str] = field(default_factory=list)
+    chunk_ids: list[int] = field(default_factory=list)
+    relations: int = 0
+
+
+def asked_predicates(question: str) -> set[str]:
+    """The relations the question's words ask about."""
+    found: set[str] = set()
+    for pattern, predicates in _CUES:
+        if re.search(pattern, question, re.IGNORECASE):
+            found.update(predicates)
+    return found
+
+
+def _mentions(question_norm: str, names: list[str]) -> bool:
+    return any(n and re.search(rf"\b{re.escape(n)}\b", question_norm) for n in names)
+
+
+def graph_chunks(
+    conn: psycopg.Connection, question: str, docs: list[int] | None, *, company_named: bool
+) -> GraphMatch:
+    """Link, expand one hop, keep what is asked, rank the stating chunks (steps 1-4 above)."""
+    match = GraphMatch()
+    if docs == []:
+        return match
+    q = normalize_name(question)
+    asked = asked_predicates(question)
+    match.predicates = sorted(asked)
+    rows = conn.execute(
+        "SELECT id, kind, name, name_norm, aliases FROM entities "
+        "WHERE %(docs)s::bigint[] IS NULL OR document_id = ANY(%(docs)s::bigint[])",
+        {"docs": docs},
+    ).fetchall()
+    linked: dict[int, bool] = {}  # entity id -> named in the question (not just the filer)
+    for eid, kind, name, name_norm, aliases in rows:
+        named = len(name_norm) > 2 and _mentions(q, [name_norm, *aliases])
+        if kind == "company" and (named or company_named):
+            linked[eid] = False
+        elif named and kind != "company":
+            linked[eid] = True
+            match.linked.append(f"{kind}:{name}")
+    if not linked or (not asked and not any(linked.values())):
+        return match
+    edges = conn.execute(
+        "SELECT subject_id, predicate, object_id, chunk_id, page FROM relations "
+        "WHERE subject_id = ANY(%(ids)s) OR object_id = ANY(%(ids)s)",
+        {"ids": list(linked)},
+    ).fetchall()
+    score: dict[int, float] = defaultdict(float)
+    page: dict[int, int] = {}
+    for subject, predicate, obj, chunk_id, pg in edges:
+        touches_named = linked.get(subject, False) or linked.get(obj, False)
+        if predicate not in asked and not touches_named:
+            continue
+        match.relations += 1
+        score[chunk_id] += (
+            1.0 + (2.0 if touches_named else 0.0) + (1.0 if predicate in asked else 0.0)
+        )
+        page[chunk_id] = pg or 0
+    ranked = sorted(score, key=lambda c: (-score[c], page[c], c))
+    match.chunk_ids = ranked[:GRAPH_CHUNKS]
+    return match
+
+
+_HIT_SQL = """
+SELECT c.id, c.document_id, d.path, co.name, d.fiscal_year, d.fiscal_quarter, d.form_type,
+       c.kind, c.page_start, c.page_end, c.section_path, c.content,
+       0.0::float8, NULL::int, NULL::float8, NULL::int, NULL::float8, c.flagged, c.ocr
+FROM chunks c
+JOIN documents d ON d.id = c.document_id
+LEFT JOIN companies co ON co.id = d.company_id
+WHERE c.id = ANY(%(ids)s) AND (%(with_flagged)s OR c.flagged IS NULL)
+"""
+
+
+def fuse_graph_chunks(
+    conn: psycopg.Connection,
+    result: SearchResult,
+    question: str,
+    *,
+    rrf_k: int,
+    with_flagged: bool = True,
+) -> tuple[list[Hit], GraphMatch]:
+    """The hybrid ranking with the graph's chunks fused in by reciprocal rank, under the
+    filters the hybrid search ended with."""
+    docs = matching_documents(conn, result.applied)
+    company_named = bool(result.filters.companies)
+    match = graph_chunks(conn, question, docs, company_named=company_named)
+    if not match.chunk_ids:
+        return result.hits, match
+    known = {h.chunk_id: h for h in result.hits}
+    missing = [c for c in match.chunk_ids if c not in known]
+    if missing:
+        for row in conn.execute(_HIT_SQL, {"ids": missing, "with_flagged": with_flagged}):
+            known[row[0]] = Hit(*row)
+    extra = [known[c] for c in match.chunk_ids if c in known]
+    scores: dict[int, float] = {}
+    for weight, ranking in ((1.0, result.hits), (GRAPH_WEIGHT, extra)):
+        for rank, hit in enumerate(ranking, 1):
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (rrf_k + rank)
+    fused = sorted(scores, key=lambda cid: (-scores[cid], cid))
+    for cid in fused:
+        known[cid].score = scores[cid]
+    return [known[cid] for cid in fused], match
