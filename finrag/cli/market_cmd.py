@@ -79,10 +79,11 @@ def market_command(
         ),
     ] = DEFAULT_TIMEOUT_S,
 ) -> None:
-    """Price change (first close to last close), volatility, average volume and range of
-    a ticker over a fiscal quarter, from the cache in FINRAG_HOME/cache/market or Yahoo
-    Finance through yfinance; without network it answers from the cache or fails within
-    --timeout seconds (exit 7)."""
+    """A ticker's price change, volatility and volume over a fiscal quarter.
+
+    From the cache in FINRAG_HOME/cache/market or Yahoo Finance through yfinance: price
+    change (first close to last close), volatility, average volume and range; without
+    network it answers from the cache or fails within --timeout seconds (exit 7)."""
     settings = app_state(ctx).settings
     texts = [p.strip() for p in period.split(",") if p.strip()] if period else [None]
     if not texts:
