@@ -102,6 +102,17 @@ _AUDITOR_ALIASES = {
 }
 
 
+def _firm_name(words: str) -> str:
+    """The capitalized run that ends in LLP: "audited by Deloitte & Touche LLP" -> the firm."""
+    tokens = _clean(words).split()
+    start = len(tokens)
+    while start > 0 and re.match(r"^(?:[A-Z][\w.,'&-]*|&|and)$", tokens[start - 1]):
+        start -= 1
+    while start < len(tokens) and tokens[start] in {"&", "and", "Consent", "Report"}:
+        start += 1  # "Consent of ..." stops at "of"; a leading connective is not the name
+    return " ".join(tokens[start:]).strip(" ,")
+
+
 def auditor_rule(chunk: ChunkText) -> Iterator[Triple]:
     """The audit firm: its signature under a report or consent, or named as the company's
     independent registered public accounting firm."""
@@ -110,8 +121,7 @@ def auditor_rule(chunk: ChunkText) -> Iterator[Triple]:
         return
     for pattern in (_AUDITOR_SIGNED, _AUDITOR_NAMED):
         for m in pattern.finditer(text):
-            firm = _clean(m.group("firm"))
-            firm = re.sub(r"^(?:by|and|of|from|consent of)\s+", "", firm, flags=re.IGNORECASE)
+            firm = _firm_name(m.group("firm"))
             if len(firm.split()) > 6 or not firm[:1].isupper():
                 continue
             tenure = _AUDITOR_TENURE.search(text)
@@ -421,7 +431,7 @@ def extract_graph(chunks: Iterable[ChunkText]) -> Graph:
         found = [t for rule in RULES for t in rule(chunk)]
         found.extend(product_rule(chunk, carry))
         for t in found:
-            key = (t.predicate, t.subject, normalize_name(t.object_name), t.evidence)
+            key = (t.predicate, t.subject, t.object_name, t.evidence, chunk.section_path)
             if key not in seen:
                 seen.add(key)
                 graph.triples.append(t)

@@ -10,6 +10,7 @@ fused with the hybrid ranking.
    "subsidiar" → has_subsidiary, "incorporated"/"where" → incorporated_in/located_in), or
    one that touches an entity named in the question other than the company. A question
    that only names the company adds nothing: its neighbourhood is the whole filing.
+   An officer asked for by title ("CEO", "chief financial officer") ranks above the others.
 4. Rank the chunks that state the kept relations (more kept relations and a linked
    non-company entity first), and fuse them into the hybrid ranking by reciprocal rank,
    weight GRAPH_WEIGHT against the hybrid list's 1.0 (the same fusion as the summaries').
@@ -66,6 +67,19 @@ def asked_predicates(question: str) -> set[str]:
     return found
 
 
+_TITLES = (
+    (r"\bceo\b|chief executive", "ceo"),
+    (r"\bcfo\b|chief financial", "cfo"),
+    (r"\bcoo\b|chief operating", "coo"),
+    (r"\bcao\b|chief accounting", "cao"),
+)
+
+
+def asked_titles(question: str) -> set[str]:
+    """The officers the question names by title ("CEO", "chief financial officer")."""
+    return {short for pattern, short in _TITLES if re.search(pattern, question, re.IGNORECASE)}
+
+
 def _mentions(question_norm: str, names: list[str]) -> bool:
     return any(n and re.search(rf"\b{re.escape(n)}\b", question_norm) for n in names)
 
@@ -85,6 +99,8 @@ def graph_chunks(
         "WHERE %(docs)s::bigint[] IS NULL OR document_id = ANY(%(docs)s::bigint[])",
         {"docs": docs},
     ).fetchall()
+    titles = asked_titles(question)
+    titled = {eid for eid, kind, *_, aliases in rows if kind == "person" and titles & set(aliases)}
     linked: dict[int, bool] = {}  # entity id -> named in the question (not just the filer)
     for eid, kind, name, name_norm, aliases in rows:
         named = len(name_norm) > 2 and _mentions(q, [name_norm, *aliases])
@@ -108,7 +124,10 @@ def graph_chunks(
             continue
         match.relations += 1
         score[chunk_id] += (
-            1.0 + (2.0 if touches_named else 0.0) + (1.0 if predicate in asked else 0.0)
+            1.0
+            + (2.0 if touches_named else 0.0)
+            + (1.0 if predicate in asked else 0.0)
+            + (2.0 if obj in titled else 0.0)  # the officer the question names by title
         )
         page[chunk_id] = pg or 0
     ranked = sorted(score, key=lambda c: (-score[c], page[c], c))

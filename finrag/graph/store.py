@@ -62,8 +62,6 @@ def write_graph(conn: psycopg.Connection, document_id: int, company_id: int | No
         if not normalize_name(t.object_name):
             continue
         subject = entity(*t.subject) if t.subject else filer
-        if t.subject and subject.kind == "segment":  # a segment that sells is one the filer has
-            edges.append((filer, _implied_segment(t), subject))
         edges.append((subject, t, entity(t.object_kind, t.object_name, t.object_aliases)))
         if t.subject and subject.kind == "subsidiary":
             edges.append((filer, _implied_subsidiary(t, subject.name), subject))
@@ -93,11 +91,6 @@ def write_graph(conn: psycopg.Connection, document_id: int, company_id: int | No
             [(document_id, *key, *value) for key, value in rows.items()],
         )
     return len(rows)
-
-
-def _implied_segment(t: Triple) -> Triple:
-    assert t.subject is not None
-    return Triple("has_segment", "segment", t.subject[1], t.chunk_id, t.page, t.evidence)
 
 
 def _implied_subsidiary(t: Triple, name: str) -> Triple:
