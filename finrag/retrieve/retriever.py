@@ -32,8 +32,8 @@ _PARTS = {"dense", "fts", "hybrid", "filters", "rerank", "pages", "summaries", "
 @dataclass(frozen=True)
 class Variant:
     """Which stages run. The ablation names them: dense, fts, hybrid, hybrid+filters,
-    hybrid+filters+rerank, hybrid+filters+pages (and any other '+'-joined combination);
-    +pages returns pages (finrag.retrieve.pages) instead of chunks."""
+    hybrid+filters+rerank, hybrid+filters+pages, hybrid+filters+graph (and any other
+    '+'-joined combination); +pages returns pages (finrag.retrieve.pages) instead of chunks."""
 
     dense: bool = True
     text: bool = True
@@ -50,8 +50,8 @@ class Variant:
         if unknown or not parts or parts[0] not in {"dense", "fts", "hybrid"}:
             raise UsageError(
                 f"unknown retrieval variant {name!r}",
-                hint="start with dense, fts or hybrid, then add +filters, +rerank and/or "
-                "+pages, e.g. hybrid+filters+rerank",
+                hint="start with dense, fts or hybrid, then add +filters, +rerank, +pages, "
+                "+summaries and/or +graph, e.g. hybrid+filters+rerank",
             )
         return cls(
             dense=parts[0] in {"dense", "hybrid"},
