@@ -303,3 +303,17 @@ def test_finrag_graph_json(graph_home: Path) -> None:
     assert ceo["document"] == "BESTBUY_2024Q2_10Q.pdf" and ceo["page"] == 26
     missing = run_finrag("graph", "Nobody Inc", env=env)
     assert missing.returncode != 0 and "Nobody Inc" in missing.stderr
+
+
+def test_finrag_graph_rebuild_extracts_a_store_without_a_graph(graph_home: Path, conn) -> None:
+    # A filing ingested before sql/011 has chunks and no graph.
+    conn.execute("DELETE FROM entities")
+    conn.commit()
+    env = clean_env(FINRAG_HOME=str(graph_home), FINRAG_EMBED__BACKEND="hash")
+    empty = run_finrag("graph", "BBY", env=env)
+    assert empty.returncode == 0 and "--rebuild" in empty.stderr
+    done = run_finrag("graph", "BBY", "--rebuild", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "rebuilt the graph of 1 filing(s)" in done.stderr
+    data = json.loads(done.stdout)
+    assert [e["name"] for e in data["entities"]["segment"]] == ["Domestic", "International"]

@@ -10,6 +10,7 @@ from finrag.cli.render import Column, err, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
 from finrag.db.companies import require_company
+from finrag.graph.store import rebuild_company_graph
 from finrag.graph.view import company_graph
 
 
@@ -17,19 +18,30 @@ def graph_command(
     ctx: typer.Context,
     company: Annotated[str, typer.Argument(help="Company name, alias or ticker in the store.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild",
+            help="First extract the graph again from the stored chunks of the company's "
+            "filings (no re-parse, no re-embedding): for filings ingested before the graph.",
+        ),
+    ] = False,
 ) -> None:
     """What the knowledge graph holds for a company: entities by kind (segments, products,
     auditor, officers, subsidiaries, places) and relations, each with its document and page."""
     with open_store(app_state(ctx).settings) as store, store.connect() as conn:
         company_id, name, _ = require_company(conn, company)
+        if rebuild:
+            documents = rebuild_company_graph(conn, company_id)
+            err.print(f"rebuilt the graph of {documents} filing(s) of {name}")
         graph = company_graph(conn, company_id, name)
     if as_json:
         print_json(graph.as_dict())
         return
     if not graph.relations:
         err.print(
-            f"no graph for {name}: its filings were ingested before the graph existed, "
-            "or no rule matched (re-ingest with `finrag ingest PATH --rebuild`)"
+            f"no graph for {name}: no rule matched, or its filings were ingested before "
+            f'the graph existed (`finrag graph "{name}" --rebuild` extracts it again)'
         )
         return
     print_table(

@@ -95,3 +95,18 @@ def write_graph(conn: psycopg.Connection, document_id: int, company_id: int | No
 
 def _implied_subsidiary(t: Triple, name: str) -> Triple:
     return Triple("has_subsidiary", "subsidiary", name, t.chunk_id, t.page, t.evidence)
+
+
+def rebuild_company_graph(conn: psycopg.Connection, company_id: int) -> int:
+    """Write the graph of each of the company's documents again, each in its own
+    transaction; how many documents."""
+    docs = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM documents WHERE company_id = %s ORDER BY id", (company_id,)
+        ).fetchall()
+    ]
+    for document_id in docs:
+        with conn.transaction():
+            write_graph(conn, document_id, company_id)
+    return len(docs)
