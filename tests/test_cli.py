@@ -33,6 +33,7 @@ def test_help_lists_only_working_commands() -> None:
     commands = re.findall(r"^\s{2}(\w+)\s{2,}", result.stdout.split("Commands:")[1], re.M)
     assert sorted(commands) == [
         "ask",
+        "cache",
         "chat",
         "config",
         "db",
@@ -40,8 +41,10 @@ def test_help_lists_only_working_commands() -> None:
         "doctor",
         "eval",
         "facts",
+        "graph",
         "ingest",
         "kpi",
+        "market",
         "open",
         "search",
         "sessions",
