@@ -123,6 +123,22 @@ class IngestSettings(BaseModel):
         description="Build section and document summary nodes at ingest (the +summaries "
         "retrieval variant); off because they ranked evidence pages lower (eval/RESULTS.md).",
     )
+    graph: Literal["rules", "llm"] = Field(
+        "rules",
+        description="Knowledge graph at ingest: rules on the filing's structure; llm: the "
+        "rules, then the LLM reads the passages most likely to name customers, competitors, "
+        "acquisitions (bounded by graph_budget_s and graph_max_chunks per filing).",
+    )
+    graph_budget_s: float = Field(
+        300.0,
+        gt=0,
+        le=86400,
+        description="With graph = llm: seconds the model may read one filing; no call "
+        "starts after them.",
+    )
+    graph_max_chunks: int = Field(
+        24, ge=1, le=1000, description="With graph = llm: passages read per filing at most."
+    )
 
 
 class RetrieveSettings(BaseModel):

@@ -317,3 +317,231 @@ def test_finrag_graph_rebuild_extracts_a_store_without_a_graph(graph_home: Path,
     assert "rebuilt the graph of 1 filing(s)" in done.stderr
     data = json.loads(done.stdout)
     assert [e["name"] for e in data["entities"]["segment"]] == ["Domestic", "International"]
+
+
+# ---- the model's reading (ingest --graph llm), with a scripted model --------------------
+
+CORNING_DISPLAY = ChunkText(
+    9,
+    "text",
+    6,
+    ("PART I", "Item 1. Business", "Display Technologies Segment"),
+    "business",
+    # Corning's FY2022 10-K, page 6, as parsed.
+    "Corning Gorilla Glass is sold in China. "  # (a made-up sentence, for the test)
+    "We are the largest worldwide producer of glass substrates for flat panel displays. "
+    "Our principal competitors include AGC Inc. and Nippon Electric Glass Co.",
+)
+
+
+def _reading(*relations: tuple[str, str, str]):
+    from finrag.graph.llm_pass import PassageReading, ReadRelation
+
+    # Built, not validated: more relations than one reply may hold, to test them all at once.
+    return PassageReading.model_construct(
+        relations=[ReadRelation(subject=s, relation=r, object=o) for s, r, o in relations]
+    )
+
+
+def test_a_read_relation_is_kept_only_when_the_passage_states_it() -> None:
+    from finrag.graph.llm_pass import ground
+
+    reading = _reading(
+        ("Corning", "competes_with", "AGC Inc."),
+        ("Corning", "competes_with", "Schott AG"),  # named on the next passage, not this one
+        ("we", "has_customer", "customers"),  # no name
+        ("Corning Incorporated", "has_customer", "Corning"),  # the filer itself
+        ("Specialty Materials", "competes_with", "AGC Inc."),  # a segment not printed here
+        ("Corning", "sells", "glass substrates"),  # printed, but no proper name
+        ("Corning", "has_customer", "China"),  # printed, but no word says it buys
+        ("Corning", "sells", "Corning Gorilla Glass"),  # "is sold", in its sentence
+        ("Display Technologies", "competes_with", "Nippon Electric Glass Co."),  # a heading
+        # A small model's labels: the sentence says competitors, so competitors they are.
+        ("Corning", "has_customer", "AGC Inc."),  # the same relation again: kept once
+        ("Corning", "acquired", "Nippon Electric Glass Co."),
+        ("Corning", "has_subsidiary", "Nippon Electric Glass Co."),
+        ("Corning", "located_in", "Nippon Electric Glass Co."),  # not between companies
+    )
+    filer = {"corning", "corning incorporated", "glw"}
+    kept, dropped = ground(reading, CORNING_DISPLAY, filer, frozenset({"display technologies"}))
+    nippon = "Nippon Electric Glass Co."
+    assert [(t.subject, t.predicate, t.object_kind, t.object_name) for t in kept] == [
+        (None, "competes_with", "competitor", "AGC Inc."),
+        (None, "sells", "product", "Corning Gorilla Glass"),
+        (("segment", "Display Technologies"), "competes_with", "competitor", nippon),
+        (None, "competes_with", "competitor", nippon),
+    ]
+    assert dropped == 7
+    assert all(t.extractor == "llm" and t.page == 6 and t.chunk_id == 9 for t in kept)
+    assert "AGC Inc." in kept[0].evidence
+    # A segment the rules did not find is no subject: the relation is dropped.
+    assert ground(reading, CORNING_DISPLAY, filer)[1] == 8
+    # A country is no customer, though the sentence says "customers" (Corning, page 4).
+    plants = _chunk(
+        "We have display glass manufacturing operations in China, South Korea, Japan and "
+        "Taiwan, and serve customers worldwide."
+    )
+    assert ground(_reading(("Corning", "has_customer", "Japan")), plants, filer) == ([], 1)
+    # One the list lacks, known to the rules from Exhibit 21, likewise.
+    as_customer = _reading(("Corning", "has_customer", "Taiwan Province"))
+    plants = _chunk("Operations in Taiwan Province serve customers.")
+    assert len(ground(as_customer, plants, filer)[0]) == 1
+    known = frozenset({"taiwan province"})
+    assert ground(as_customer, plants, filer, places=known) == ([], 1)
+
+
+def test_the_passages_read_first_are_the_ones_that_name_competitors_and_customers() -> None:
+    from finrag.graph.llm_pass import choose_passages
+
+    chunks = [
+        _chunk("Net revenue was $9.6 billion, down 8%.", cid=1),
+        CORNING_DISPLAY,
+        _chunk("|Customer|Revenue|\n|---|---|\n|A|1|", kind="table", cid=3),
+        _chunk("We have two reportable segments: Domestic and International.", cid=4),
+        _chunk(  # a biography names former employers: no relation of the filer's
+            "Ms. Seetharam joined Corning in November 2022. Prior to joining Corning, she "
+            "served at General Electric, a customer and competitor of Baker Hughes Company.",
+            path=("Item 1. Business", "Soumya Seetharam Senior Vice President"),
+            cid=5,
+        ),
+    ]
+    assert [c.id for c in choose_passages(chunks, 5)] == [9]  # one weak cue is not enough
+    assert choose_passages(chunks, 0) == []
+
+
+def test_the_reading_stops_at_its_budget_and_after_failing_calls() -> None:
+    import time
+
+    from finrag.errors import ModelNotAvailable
+    from finrag.graph.llm_pass import read_passages
+    from finrag.llm.fake import FakeLLM
+
+    passages = [
+        ChunkText(i, "text", i, ("Competition",), "business", CORNING_DISPLAY.content)
+        for i in range(6)
+    ]
+    names = {"corning"}
+
+    def slow(_messages):
+        time.sleep(0.2)
+        return {"relations": [{"subject": "we", "relation": "competes_with", "object": "AGC Inc."}]}
+
+    cut = read_passages(
+        passages, FakeLLM([slow] * 6), company="Corning", filer_names=names, budget_s=0.3,
+        max_chunks=6,
+    )  # fmt: skip
+    assert 1 <= cut.chunks_read <= 2 and not cut.complete
+    assert cut.relations == cut.chunks_read and cut.candidates == 6
+    failing = read_passages(
+        passages, FakeLLM([{"__error__": "no JSON"}] * 6), company="Corning",
+        filer_names=names, budget_s=60, max_chunks=6,
+    )  # fmt: skip
+    assert (failing.chunks_read, failing.failed, failing.complete) == (3, 3, False)
+    assert len(failing.errors) == 3 and "no JSON" in failing.errors[0]
+
+    def gone(_messages):
+        raise ModelNotAvailable("no model")
+
+    with pytest.raises(ModelNotAvailable):
+        read_passages(
+            passages, FakeLLM([gone]), company="Corning", filer_names=names, budget_s=60,
+            max_chunks=6,
+        )  # fmt: skip
+
+
+def _health_reader(messages) -> dict:
+    """A model that names Best Buy Health where the passage prints it, and always invents
+    a competitor the 10-Q never names."""
+    passage = messages[-1]["content"]
+    relations = [{"subject": "Best Buy", "relation": "competes_with", "object": "Amazon"}]
+    if "Best Buy Health" in passage:
+        relations.append({"subject": "Domestic", "relation": "sells", "object": "Best Buy Health"})
+    return {"relations": relations}
+
+
+def test_ingest_graph_llm_reads_a_stored_filing_once_per_model(
+    opened, conn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from finrag.config import load_settings
+    from finrag.ingest.pipeline import ingest
+    from finrag.llm.fake import FakeLLM
+
+    monkeypatch.setenv("FINRAG_EMBED__BACKEND", "hash")  # as the module's store was ingested
+    settings = load_settings(ingest={"workers": 0, "graph": "llm"})
+    store = opened[1]
+    model = FakeLLM([_health_reader] * 50)
+    report = ingest([BESTBUY], settings, store, llm=model)
+    (result,) = report.results
+    assert result.status == "unchanged"  # the file is not parsed again: only read for the graph
+    graph = result.graph
+    assert graph["model"] == "fake:scripted" and graph["complete"]
+    assert graph["chunks_read"] == graph["candidates"] == len(model.calls) >= 1
+    assert graph["dropped"] == graph["chunks_read"]  # Amazon, every time
+    assert graph["relations"] >= 1
+    read = conn.execute(
+        "SELECT s.kind, s.name, r.predicate, o.kind, o.name, r.page FROM relations r "
+        "JOIN entities s ON s.id = r.subject_id JOIN entities o ON o.id = r.object_id "
+        "WHERE r.extractor = 'llm'"
+    ).fetchall()
+    assert ("segment", "Domestic", "sells", "product", "Best Buy Health", 14) in read
+    assert not conn.execute("SELECT 1 FROM entities WHERE name = 'Amazon'").fetchone()
+    rules = conn.execute(
+        "SELECT count(*) FROM relations WHERE extractor = 'rules' AND predicate = 'has_segment'"
+    ).fetchone()[0]
+    assert rules >= 2  # the rules' graph is written with it, not replaced by it
+    assert conn.execute("SELECT model, complete FROM graph_runs").fetchall() == [
+        ("fake:scripted", True)
+    ]
+    conn.rollback()
+    # The graph retriever links the name the model read to the passage that prints it.
+    (doc_id,) = conn.execute("SELECT id FROM documents").fetchone()
+    match = graph_chunks(
+        conn, "Which Best Buy segment holds Best Buy Health?", [doc_id], company_named=True
+    )
+    assert "product:Best Buy Health" in match.linked
+    assert conn.execute(
+        "SELECT page_start FROM chunks WHERE id = %s", (match.chunk_ids[0],)
+    ).fetchone() == (14,)
+    conn.rollback()
+    # Ingested again with the same model: nothing is read; another model reads it again.
+    again = ingest([BESTBUY], settings, store, llm=FakeLLM([]))
+    assert again.results[0].graph["skipped"] == "read before by the same model"
+    other = FakeLLM([_health_reader] * 50, model="another")
+    assert ingest([BESTBUY], settings, store, llm=other).results[0].graph["chunks_read"] >= 1
+    assert conn.execute("SELECT model FROM graph_runs").fetchall() == [("fake:another",)]
+    conn.rollback()
+
+
+def test_finrag_ingest_graph_llm_and_finrag_graph_show_what_the_model_read(
+    graph_home: Path, tmp_path: Path
+) -> None:
+    reply = {
+        "relations": [
+            {"subject": "Domestic", "relation": "sells", "object": "Best Buy Health"},
+            {"subject": "we", "relation": "competes_with", "object": "Amazon"},
+        ]
+    }
+    script = tmp_path / "graph-replies.json"
+    script.write_text(json.dumps([reply] * 50))
+    env = clean_env(
+        FINRAG_HOME=str(graph_home),
+        FINRAG_EMBED__BACKEND="hash",
+        FINRAG_LLM__BACKEND="fake",
+        FINRAG_LLM__FAKE_SCRIPT=str(script),
+        FINRAG_INGEST__WORKERS="0",
+    )
+    refused = run_finrag("graph", "BBY", "--llm", env=env)
+    assert refused.returncode == 2 and "--rebuild" in refused.stderr
+    done = run_finrag("graph", "BBY", "--rebuild", "--llm", "--json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "fake:graph-replies.json read" in done.stderr
+    data = json.loads(done.stdout)
+    by = {(r["predicate"], r["object"]): r["extractor"] for r in data["relations"]}
+    assert by[("sells", "Best Buy Health")] == "llm"
+    assert by[("has_segment", "Domestic")] == "rules"
+    assert ("competes_with", "Amazon") not in by
+    # The same model again at ingest: skipped; the report says so.
+    again = run_finrag("ingest", str(BESTBUY), "--graph", "llm", "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    (file,) = json.loads(again.stdout)["files"]
+    assert file["graph"]["skipped"] == "read before by the same model"

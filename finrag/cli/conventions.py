@@ -81,6 +81,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ('finrag graph "Best Buy"', "segments, auditor, officers, ... and where each is stated"),
         ("finrag graph GLW -j | jq '.entities.subsidiary'", "Corning's subsidiaries, as JSON"),
         ("finrag graph BBY --rebuild", "extract it again from the stored chunks"),
+        ("finrag graph GLW --rebuild --llm", "the LLM reads them too: competitors, customers"),
     ),
     "open": (
         (f"finrag open '{SAMPLE}#page=4'", "a citation's ref from ask/search --json"),

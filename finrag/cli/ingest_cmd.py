@@ -48,6 +48,14 @@ def ingest_command(
     workers: Annotated[
         int | None, typer.Option(help="Parser processes beside embedding (0: none).", min=0)
     ] = None,
+    graph: Annotated[
+        str | None,
+        typer.Option(
+            help="Knowledge graph: rules (default), or llm: the rules, then the LLM reads "
+            "the passages likeliest to name customers, competitors, acquisitions (bounded "
+            "by ingest.graph_budget_s per filing; a filing read before is skipped).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON report.")] = False,
     watch: Annotated[
         bool,
@@ -66,7 +74,7 @@ def ingest_command(
             hint="nothing was ingested; check the path" + ("s" if len(missing) > 1 else ""),
         )
     state = app_state(ctx)
-    settings = with_options(state.settings, "ingest", parser=parser, workers=workers)
+    settings = with_options(state.settings, "ingest", parser=parser, workers=workers, graph=graph)
     overrides = {
         "company": company,
         "ticker": ticker.upper() if ticker else None,
@@ -194,6 +202,7 @@ class _Progress:
             transient=True,
         )
         self.overall: TaskID | None = None
+        self.graph_task: TaskID | None = None
 
     def __enter__(self) -> _Progress:
         if self.live:
@@ -209,6 +218,8 @@ class _Progress:
             self._planned(event.total)
         elif event.kind == "progress" and event.path is not None and event.stage is not None:
             self._moved(event.path, event.stage, event.done, event.total)
+        elif event.kind == "graph" and event.path is not None:
+            self._graph(event.path, event.done, event.total)
         elif event.result is not None:
             self._finished(event.result)
 
@@ -242,6 +253,22 @@ class _Progress:
         if self.lines and stage == "parse" and done == 0 and total == 0:
             err.print(f"{state.name}: parsing", highlight=False)
         self._redraw(state)
+
+    def _graph(self, path: str, done: int, total: int) -> None:
+        """The model reading a stored file's passages for the graph (--graph llm)."""
+        name = Path(path).name
+        if self.live:
+            if done == 0:
+                self.graph_task = self.bar.add_task(
+                    "  " + name[:32], total=max(total, 1), detail="reading for the graph"
+                )
+            elif self.graph_task is not None:
+                self.bar.update(self.graph_task, completed=done, detail=f"passages {done}/{total}")
+            if done == total and self.graph_task is not None:
+                self.bar.remove_task(self.graph_task)
+                self.graph_task = None
+        elif self.lines and done == 0:
+            err.print(f"{name}: the model reads {total} passages for the graph", highlight=False)
 
     def _stage_done(self, state: _FileState, now: float) -> str:
         took = f"{now - state.stage_started:.1f} s"
@@ -312,6 +339,9 @@ def _print_summary(report: IngestReport) -> None:
             f"{n} {k}" for k, n in sorted(dropped.items())
         )
     err.print(line, highlight=False)
+    readings = [r.graph for r in report.results if r.graph and not r.graph["skipped"]]
+    if readings:
+        err.print(_graph_line(readings, len(report.results)), highlight=False)
     for r in report.results:
         for warning in r.warnings if r.status in ("ingested", "replaced") else ():
             err.print(Text(f"  warning: {r.path}: {warning}"))
@@ -323,3 +353,20 @@ def _print_summary(report: IngestReport) -> None:
             if r.hint and r.status == FAILED:
                 err.print(Text(f"    hint: {r.hint}"))
     sys.stderr.flush()
+
+
+def _graph_line(readings: list[dict], files: int) -> str:
+    """One line on the model's graph reading: what it kept, what it left, what it cost."""
+    read = sum(g["chunks_read"] for g in readings)
+    line = (
+        f"graph ({readings[0]['model']}): {sum(g['relations'] for g in readings)} relations "
+        f"from {read} passages of {len(readings)} filing{'s' if len(readings) > 1 else ''} "
+        f"in {sum(g['seconds'] for g in readings):.1f} s"
+    )
+    if dropped := sum(g["dropped"] for g in readings):
+        line += f"; {dropped} proposed that the passages do not state, dropped"
+    if failed := sum(g["failed"] for g in readings):
+        line += f"; {failed} calls failed"
+    if cut := sum(not g["complete"] for g in readings):
+        line += f"; {cut} not read to the end (ingest.graph_budget_s, or failing calls)"
+    return line

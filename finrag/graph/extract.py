@@ -28,6 +28,10 @@ HAS_DIRECTOR = "has_director"
 HAS_SUBSIDIARY = "has_subsidiary"
 LOCATED_IN = "located_in"
 INCORPORATED_IN = "incorporated_in"
+# Written only by a model's reading (finrag.graph.llm_pass): prose the rules do not parse.
+HAS_CUSTOMER = "has_customer"
+COMPETES_WITH = "competes_with"
+ACQUIRED = "acquired"
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,7 @@ class Triple:
     evidence: str
     subject: tuple[str, str] | None = None  # (kind, name) when not the filer
     object_aliases: tuple[str, ...] = ()
+    extractor: str = "rules"  # or "llm" (finrag.graph.llm_pass)
 
 
 @dataclass
@@ -288,6 +293,15 @@ def officer_list_rule(chunk: ChunkText) -> Iterator[Triple]:
         if m and not _OTHER_EMPLOYER.search(m.group("title")):  # a director's own employer
             name, title = m.group("name"), m.group("title")
             yield _officer(name, title, chunk, f"{name}, {title}")
+
+
+def is_officer_heading(heading: str) -> bool:
+    """ "Information about our Executive Officers", or "Wendell P. Weeks Chairman and Chief
+    Executive Officer": a section of officers' biographies."""
+    heading = heading.strip()
+    return bool(re.search(r"executive officers", heading, re.IGNORECASE)) or bool(
+        _NAME_AND_TITLE.match(heading)
+    )
 
 
 def _person_name(raw: str) -> str:

@@ -7,7 +7,9 @@ fused with the hybrid ranking.
 2. Neighbourhood: the relations one hop from a linked entity.
 3. Keep what the question asks about: a relation whose predicate a cue word names
    ("audit" → audited_by, "CEO" → has_executive, "segment" → has_segment, "sell" → sells,
-   "subsidiar" → has_subsidiary, "incorporated"/"where" → incorporated_in/located_in), or
+   "subsidiar" → has_subsidiary, "incorporated"/"where" → incorporated_in/located_in;
+   from a model's reading, "customer" → has_customer, "compete" → competes_with, "acquire"
+   → acquired), or
    one that touches an entity named in the question other than the company. A question
    that only names the company adds nothing: its neighbourhood is the whole filing.
    An officer asked for by title ("CEO", "chief financial officer") ranks above the others.
@@ -45,6 +47,10 @@ _CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
         r"incorporat|\bwhere\b|located|based in|jurisdiction|domicile|countr",
         ("incorporated_in", "located_in"),
     ),
+    # Relations only a model's reading writes (ingest --graph llm).
+    (r"\bcustomer|\bclient|\bbuyer", ("has_customer",)),
+    (r"compet|\brival", ("competes_with",)),
+    (r"\bacqui|\bbought\b|\bpurchas\w* (?:of|a)\b|\bmerg", ("acquired",)),
 )
 
 

@@ -1,7 +1,9 @@
-"""Write a stored document's graph (sql/011) from its chunks, in the caller's transaction."""
+"""Write a stored document's graph (sql/011, sql/012) from its chunks, in the caller's
+transaction: what the rules find, and what a model read (finrag.graph.llm_pass) when given."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +30,7 @@ def read_chunk_texts(conn: psycopg.Connection, document_id: int) -> list[ChunkTe
     return [ChunkText(r[0], r[1], r[2], tuple(r[3] or ()), r[4], r[5]) for r in rows]
 
 
-def _filer(conn: psycopg.Connection, document_id: int, company_id: int | None) -> _Entity:
+def filer_entity(conn: psycopg.Connection, document_id: int, company_id: int | None) -> _Entity:
     """The company entity: its canonical name and aliases, or the file's name unresolved."""
     if company_id is not None:
         row = conn.execute(
@@ -43,12 +45,21 @@ def _filer(conn: psycopg.Connection, document_id: int, company_id: int | None) -
     return _Entity("company", Path(path[0]).stem if path else f"document {document_id}")
 
 
-def write_graph(conn: psycopg.Connection, document_id: int, company_id: int | None) -> int:
-    """Replace the document's entities and relations with what the rules find; how many
-    relations were written."""
+def write_graph(
+    conn: psycopg.Connection,
+    document_id: int,
+    company_id: int | None,
+    llm_triples: Sequence[Triple] = (),
+) -> int:
+    """Replace the document's entities and relations with what the rules find and the
+    given model-read triples (a relation both state is the rules'); how many relations
+    were written. The document's record of a model reading goes: the caller that passes
+    ``llm_triples`` writes it anew."""
     graph = extract_graph(read_chunk_texts(conn, document_id))
+    graph.triples.extend(llm_triples)
     conn.execute("DELETE FROM entities WHERE document_id = %s", (document_id,))
-    filer = _filer(conn, document_id, company_id)
+    conn.execute("DELETE FROM graph_runs WHERE document_id = %s", (document_id,))
+    filer = filer_entity(conn, document_id, company_id)
     entities: dict[tuple[str, str], _Entity] = {("company", normalize_name(filer.name)): filer}
 
     def entity(kind: str, name: str, aliases: tuple[str, ...] = ()) -> _Entity:
@@ -80,21 +91,24 @@ def write_graph(conn: psycopg.Connection, document_id: int, company_id: int | No
                 ),
             )
             e.id = cur.fetchone()[0]
-        rows = {
-            (s.id, t.predicate, o.id, t.chunk_id): (t.page, t.evidence[:300])
-            for s, t, o in edges
-            if s is not o
-        }
+        rows: dict[tuple, tuple] = {}
+        for s, t, o in edges:
+            if s is not o:
+                rows.setdefault(
+                    (s.id, t.predicate, o.id, t.chunk_id), (t.page, t.evidence[:300], t.extractor)
+                )
         cur.executemany(
             "INSERT INTO relations (document_id, subject_id, predicate, object_id, chunk_id, "
-            "page, evidence) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+            "page, evidence, extractor) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
             [(document_id, *key, *value) for key, value in rows.items()],
         )
     return len(rows)
 
 
 def _implied_subsidiary(t: Triple, name: str) -> Triple:
-    return Triple("has_subsidiary", "subsidiary", name, t.chunk_id, t.page, t.evidence)
+    return Triple(
+        "has_subsidiary", "subsidiary", name, t.chunk_id, t.page, t.evidence, extractor=t.extractor
+    )
 
 
 def rebuild_company_graph(conn: psycopg.Connection, company_id: int) -> int:

@@ -20,6 +20,7 @@ class RelationRow:
     document: str
     page: int | None
     evidence: str
+    extractor: str  # rules | llm
 
 
 @dataclass
@@ -57,10 +58,11 @@ def company_graph(conn: psycopg.Connection, company_id: int, name: str) -> Compa
             }
         )
     relations = [
-        RelationRow(r[0], r[1], r[2], r[3], r[4], Path(r[5]).name, r[6], r[7])
+        RelationRow(r[0], r[1], r[2], r[3], r[4], Path(r[5]).name, r[6], r[7], r[8])
         for r in conn.execute(
             "SELECT DISTINCT ON (s.name_norm, r.predicate, o.name_norm, d.path, r.page) "
-            "s.name, s.kind, r.predicate, o.name, o.kind, d.path, r.page, r.evidence "
+            "s.name, s.kind, r.predicate, o.name, o.kind, d.path, r.page, r.evidence, "
+            "r.extractor "
             "FROM relations r JOIN documents d ON d.id = r.document_id "
             "JOIN entities s ON s.id = r.subject_id JOIN entities o ON o.id = r.object_id "
             "WHERE d.company_id = %s "

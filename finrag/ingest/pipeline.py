@@ -28,6 +28,7 @@ from finrag.db.documents import find_duplicate, find_state, write_document
 from finrag.embed import Embedder, get_embedder
 from finrag.facts.extract import FACTS_VERSION
 from finrag.facts.store import write_facts
+from finrag.graph.llm_pass import read_document
 from finrag.graph.store import write_graph
 from finrag.ingest.chunk import CHUNKER_VERSION
 from finrag.ingest.discover import SourceFile, discover
@@ -41,6 +42,7 @@ from finrag.ingest.prepare import (
     worker_init,
 )
 from finrag.ingest.summaries import build_summaries
+from finrag.llm import LLM, get_llm
 
 # Statuses a file can end in. "failed" is the only one that makes the run unsuccessful.
 INGESTED, REPLACED, UNCHANGED, STALE, DUPLICATE, FAILED, SKIPPED = (
@@ -74,6 +76,7 @@ class FileResult:
     parser: str | None = None  # what read it: "pymupdf", "pymupdf+tesseract", "marker", ...
     ocr_pages: list[int] = field(default_factory=list)  # read by OCR
     skipped_pages: list[int] = field(default_factory=list)  # no text layer, and not read
+    graph: dict[str, Any] | None = None  # the LLM's graph reading (--graph llm)
 
 
 @dataclass
@@ -131,7 +134,9 @@ class IngestEvent:
     - "progress": one file's ``stage`` moved on: "parse" (``done`` of ``total`` pages
       read; 0 of 0 as it starts), "chunk" (``total`` pages), "embed" (``done`` of
       ``total`` chunks), "store" (``total`` chunks);
-    - "file": one file finished, skipped or failed (``result``).
+    - "file": one file finished, skipped or failed (``result``);
+    - "graph": with --graph llm, after every file is stored: the model has read ``done``
+      of ``total`` passages of ``path`` (0 of N as it starts, N of N as it ends).
     """
 
     kind: str
@@ -177,9 +182,12 @@ def ingest(
     on_event: Callable[[IngestEvent], None] | None = None,
     embedder: Embedder | None = None,
     defer: Callable[[Path], bool] | None = None,
+    llm: LLM | None = None,
 ) -> IngestReport:
     """Ingest every supported file under ``paths``; report each file's fate. A file for
-    which ``defer`` is true (one still being written, under --watch) is left for later."""
+    which ``defer`` is true (one still being written, under --watch) is left for later.
+    With ingest.graph = llm, ``llm`` (default: the configured backend) then reads each
+    stored file's passages for the graph (finrag.graph.llm_pass)."""
     started = time.perf_counter()
     notify = on_event or (lambda _event: None)
     embedder = embedder or get_embedder(settings.embed, settings.models_dir)
@@ -267,9 +275,43 @@ def ingest(
             )
             results.append(result)
             notify(IngestEvent("file", result=result))
+    if settings.ingest.graph == "llm":
+        t0 = time.perf_counter()
+        _read_graphs(results, settings, store, llm or get_llm(settings), notify)
+        stage["graph"] = time.perf_counter() - t0
     order = {str(p): i for i, p in enumerate(sorted(r.path for r in results))}
     results.sort(key=lambda r: order[r.path])
     return IngestReport(results, time.perf_counter() - started, stage)
+
+
+def _read_graphs(
+    results: list[FileResult],
+    settings: Settings,
+    store: Store,
+    llm: LLM,
+    notify: Callable[[IngestEvent], None],
+) -> None:
+    """The model's reading of every stored file of this run for the graph, after they are
+    all stored (a model that fails costs no file its chunks). One it read before with the
+    same model and prompt is skipped."""
+    with store.connect() as conn:
+        for result in results:
+            if result.status not in (INGESTED, REPLACED, UNCHANGED) or not result.document_id:
+                continue
+            path = result.path
+
+            def step(done: int, total: int, path: str = path) -> None:
+                notify(IngestEvent("graph", total=total, path=path, done=done))
+
+            reading = read_document(
+                conn,
+                result.document_id,
+                llm,
+                budget_s=settings.ingest.graph_budget_s,
+                max_chunks=settings.ingest.graph_max_chunks,
+                on_step=step,
+            )
+            result.graph = reading.as_dict()
 
 
 _AHEAD_PER_WORKER = 3
