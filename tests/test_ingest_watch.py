@@ -30,9 +30,19 @@ def _wait_for(predicate, what: str, timeout: float = 90.0):
     raise AssertionError(f"gave up waiting for {what}")
 
 
-def _files(env: dict[str, str]) -> set[str]:
-    listed = run_finrag("docs", "list", "--json", env=env)
-    return {Path(d["path"]).name for d in json.loads(listed.stdout)} if listed.stdout else set()
+class _Documents:
+    """What the store holds, asked in process: polling through `finrag docs list` started a
+    Python a second, a core's worth of CPU taken from the watcher under test."""
+
+    def __init__(self) -> None:
+        from finrag.config import load_settings
+        from finrag.db import open_store
+
+        self.store = open_store(load_settings())  # the server the watcher started
+
+    def __call__(self) -> set[str]:
+        with self.store.connect() as conn:
+            return {Path(p).name for (p,) in conn.execute("SELECT path FROM documents")}
 
 
 def test_watch_follows_the_folder_while_questions_run_beside_it(home: Path, tmp_path: Path) -> None:
@@ -54,11 +64,12 @@ def test_watch_follows_the_folder_while_questions_run_beside_it(home: Path, tmp_
         for _ in range(3):
             if json.loads(watcher.stdout.readline())["summary"]["ingested"]:
                 break
-        assert _files(env) == {"GLOBEX_2023_10K.pdf"}
+        _files = _Documents()
+        assert _files() == {"GLOBEX_2023_10K.pdf"}
 
         # A file added mid-session is ingested, and a question asked meanwhile finds it.
         (folder / "ACME_2023_10K.md").write_text(ACME)
-        _wait_for(lambda: "ACME_2023_10K.md" in _files(env), "the new file")
+        _wait_for(lambda: "ACME_2023_10K.md" in _files(), "the new file")
         hits = json.loads(run_finrag("search", "anvil revenue", "--json", env=env).stdout)["hits"]
         assert hits and Path(hits[0]["path"]).name == "ACME_2023_10K.md"
 
@@ -72,15 +83,17 @@ def test_watch_follows_the_folder_while_questions_run_beside_it(home: Path, tmp_
                 fh.write(source[start : start + step])
                 fh.flush()
                 time.sleep(0.5)
-                assert target.name not in _files(env)
-        _wait_for(lambda: target.name in _files(env), "the copied PDF")
+                assert target.name not in _files()
+        _wait_for(lambda: target.name in _files(), "the copied PDF")
 
         # A deleted file's document is removed.
         (folder / "ACME_2023_10K.md").unlink()
-        _wait_for(lambda: "ACME_2023_10K.md" not in _files(env), "the removal")
+        _wait_for(lambda: "ACME_2023_10K.md" not in _files(), "the removal")
     finally:
         watcher.send_signal(signal.SIGINT)
         out, err = watcher.communicate(timeout=60)
+        if "_files" in locals():
+            _files.store.close()
     assert watcher.returncode == 130, err
     assert "stopped watching" in err and "waiting for" in err
     rounds = [json.loads(line) for line in out.splitlines() if line.strip()]
