@@ -206,7 +206,7 @@ def print_notes(answer: Answer) -> None:
         err.print(
             Text(
                 f"cached: the answer given {hit['answered_at'][:16].replace('T', ' ')} to "
-                f"\"{hit['question']}\" (similarity {hit['similarity']:.2f}); "
+                f'"{hit["question"]}" (similarity {hit["similarity"]:.2f}); '
                 "--no-cache asks anew",
                 style="cyan",
             )
