@@ -3,9 +3,10 @@
 The rules (finrag.graph.extract) read a filing's structure: signatures, segment notes,
 Exhibit 21. What a filing says only in prose ("we compete with Amazon, Walmart and
 Target", "our largest customer, Walmart, accounted for 17 %") needs a reader. This pass
-gives a model the few passages most likely to state such relations, one at a time, and
-keeps a relation only when every name in it is printed in that passage (a model that
-invents a competitor adds nothing to the store). It is bounded: at most
+gives a model the few passages most likely to state such relations, one at a time: the
+model proposes, the passage's words decide. A relation is kept only when its name is
+printed in that passage in a sentence whose words state it (a model that invents a
+competitor, or calls every name it sees a customer, adds nothing). It is bounded: at most
 ``ingest.graph_max_chunks`` passages per filing, the most promising first, and no new
 call once ``ingest.graph_budget_s`` has passed, so a slow model costs a known time and
 leaves a partial reading marked as such (graph_runs.complete).
@@ -61,8 +62,8 @@ OBJECT_KIND = {
     LOCATED_IN: "place",
     ACQUIRED: "company",
 }
-# Words one of which the passage must print near the name for the relation to be stated
-# there ("we acquired all of the outstanding shares of Current Health Ltd.").
+# Words one of which the sentence holding the name must print for the relation to be
+# stated there ("we acquired all of the outstanding shares of Current Health Ltd.").
 STATED_BY = {
     SELLS: re.compile(r"brand|sell|sold|product|offer|includ|compris|consist", re.IGNORECASE),
     HAS_CUSTOMER: re.compile(r"customer|client|sales to|revenue from|contract", re.IGNORECASE),
