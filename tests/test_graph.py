@@ -463,6 +463,7 @@ def test_ingest_graph_llm_reads_a_stored_filing_once_per_model(
     opened, conn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from finrag.config import load_settings
+    from finrag.errors import ModelNotAvailable
     from finrag.ingest.pipeline import ingest
     from finrag.llm.fake import FakeLLM
 
@@ -508,6 +509,16 @@ def test_ingest_graph_llm_reads_a_stored_filing_once_per_model(
     assert again.results[0].graph["skipped"] == "read before by the same model"
     other = FakeLLM([_health_reader] * 50, model="another")
     assert ingest([BESTBUY], settings, store, llm=other).results[0].graph["chunks_read"] >= 1
+    assert conn.execute("SELECT model FROM graph_runs").fetchall() == [("fake:another",)]
+    conn.rollback()
+    # No model at all: the error says the files are stored and how to finish.
+
+    def gone(_messages):
+        raise ModelNotAvailable("llama.cpp could not load the model")
+
+    with pytest.raises(ModelNotAvailable, match="every file is stored") as raised:
+        ingest([BESTBUY], settings, store, llm=FakeLLM([gone], model="third"))
+    assert "run the same ingest again" in raised.value.hint
     assert conn.execute("SELECT model FROM graph_runs").fetchall() == [("fake:another",)]
     conn.rollback()
 

@@ -26,6 +26,7 @@ from finrag.db import Store
 from finrag.db.companies import resolve_company
 from finrag.db.documents import find_duplicate, find_state, write_document
 from finrag.embed import Embedder, get_embedder
+from finrag.errors import ModelNotAvailable
 from finrag.facts.extract import FACTS_VERSION
 from finrag.facts.store import write_facts
 from finrag.graph.llm_pass import read_document
@@ -303,14 +304,22 @@ def _read_graphs(
             def step(done: int, total: int, path: str = path) -> None:
                 notify(IngestEvent("graph", total=total, path=path, done=done))
 
-            reading = read_document(
-                conn,
-                result.document_id,
-                llm,
-                budget_s=settings.ingest.graph_budget_s,
-                max_chunks=settings.ingest.graph_max_chunks,
-                on_step=step,
-            )
+            try:
+                reading = read_document(
+                    conn,
+                    result.document_id,
+                    llm,
+                    budget_s=settings.ingest.graph_budget_s,
+                    max_chunks=settings.ingest.graph_max_chunks,
+                    on_step=step,
+                )
+            except ModelNotAvailable as exc:  # no model at all: say what is safe
+                raise ModelNotAvailable(
+                    f"every file is stored, but no model could read them for the graph: "
+                    f"{exc.message}",
+                    hint=(exc.hint + "; then " if exc.hint else "")
+                    + "run the same ingest again: it reads the filings not read yet",
+                ) from None
             result.graph = reading.as_dict()
 
 
