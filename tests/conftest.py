@@ -64,16 +64,41 @@ def ingested_home(home: Path, paths: list[Path], embed: str = "hash") -> Iterato
 
 
 # Parsed filings shared by the test session's ingested homes (the parse cache is keyed by
-# the file's hash and the parser's version, so a copy is as good as a parse).
-_PARSED = Path(tempfile.mkdtemp(prefix="finrag-tests-parsed-"))
-atexit.register(shutil.rmtree, _PARSED, True)
+# the file's hash and the parser's version, so a copy is as good as a parse). The xdist
+# workers of one run share one folder, so a filing is parsed once per run, not per worker;
+# each worker removes it as it exits, and a copy that finds it gone just parses again.
+def _parsed_dir() -> Path:
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run:
+        path = Path(tempfile.gettempdir()) / f"finrag-tests-parsed-{run}"
+        path.mkdir(exist_ok=True)
+    else:
+        path = Path(tempfile.mkdtemp(prefix="finrag-tests-parsed-"))
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+_PARSED = _parsed_dir()
 
 
 def _share_parsed(source: Path, target: Path) -> None:
-    target.mkdir(parents=True, exist_ok=True)
-    for cached in source.glob("*.json"):
-        if not (target / cached.name).exists():
-            shutil.copy2(cached, target / cached.name)
+    """Copy what ``target`` lacks; each file whole (written aside, then renamed), since
+    the other worker may read the shared folder meanwhile."""
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        cached_files = list(source.glob("*.json"))
+    except OSError:
+        return
+    for cached in cached_files:
+        final = target / cached.name
+        if final.exists():
+            continue
+        aside = target / f".{cached.name}.{os.getpid()}.tmp"
+        try:
+            shutil.copy2(cached, aside)
+            os.replace(aside, final)
+        except OSError:  # the other worker removed the folder as it exited
+            aside.unlink(missing_ok=True)
 
 
 def clean_env(**extra: str) -> dict[str, str]:
