@@ -30,6 +30,7 @@ from finrag.evaluate.traceable import untraceable_numbers
 from finrag.llm.fake import FakeLLM
 from tests.conftest import clean_env, run_finrag
 from tests.corpus import add_small_filings, excerpt_number
+from tests.html_checks import check_self_contained
 
 
 @pytest.mark.parametrize(
@@ -452,6 +453,13 @@ def test_cli_compare_writes_each_variant_and_a_comparison(facts_db: str, tmp_pat
     args = ["eval", "answers", str(dataset), "--compare", "text,facts+text:no-llm"]
     result = run_finrag(*args, "--out", str(out), "--json", env=env)
     assert result.returncode == 0, result.stderr
+    # The HTML report: the variants side by side, in one self-contained file.
+    assert f"wrote {out / 'report.html'}" in result.stderr
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert len(check_self_contained(html)) == 3
+    assert "<th>text</th><th>facts+text:no-llm</th>" in html  # side by side
+    assert '<td>correct, route facts</td><td class="n">—</td><td class="n">1.000 (1)</td>' in html
+    assert "text: per question" in html and "facts+text:no-llm: per question" in html
     data = json.loads(result.stdout)
     assert list(data["variants"]) == ["text", "facts+text:no-llm"]
     text, facts = data["variants"]["text"], data["variants"]["facts+text:no-llm"]

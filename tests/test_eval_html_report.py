@@ -4,10 +4,8 @@ is installed, a headless screenshot of it that is not blank."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -16,30 +14,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import clean_env, run_finrag
-from tests.test_eval_answers import NOT_ANSWERABLE, ROUTED, facts_db  # noqa: F401 (fixture)
+from tests.html_checks import PNG_SIGNATURE, check_self_contained
+from tests.test_eval_answers import ROUTED, facts_db  # noqa: F401 (fixture)
 from tests.test_eval_retrieval import small_store  # noqa: F401 (fixture)
 
 SCREENSHOT = Path(__file__).resolve().parents[1] / "eval" / "bench" / "report_screenshot.py"
 HOSTILE = "What did <script>alert('x')</script> & ACME spend in 2023?"
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
-
-
-def check_self_contained(html: str) -> list[bytes]:
-    """No request leaves the page; return its embedded images, each checked to be a PNG."""
-    assert html.startswith("<!DOCTYPE html>")
-    assert 'src="http' not in html and "<link" not in html and "<script" not in html
-    assert "url(" not in html  # no stylesheet fetch either
-    images = re.findall(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
-    assert images, "no embedded chart"
-    pngs = [base64.b64decode(data, validate=True) for data in images]
-    assert all(p.startswith(PNG_SIGNATURE) for p in pngs)
-    assert len(re.findall(r"<img ", html)) == len(images)  # every image is embedded
-    return pngs
 
 
 def test_retrieval_report_html(small_store, tmp_path: Path) -> None:  # noqa: F811
@@ -112,28 +97,6 @@ def test_answers_report_html(facts_db: str, tmp_path: Path) -> None:  # noqa: F8
     assert f'<td class="n">{facts["auto_correct"]["value"]:.3f}</td>' in html
     assert "apple-sales-2023" in html and "Who is Apple" in html
     assert "<script>alert" not in html and "&lt;script&gt;alert(" in html
-
-
-def test_answers_compare_report_html(facts_db: str, tmp_path: Path) -> None:  # noqa: F811
-    script = tmp_path / "replies.json"
-    script.write_text(json.dumps([NOT_ANSWERABLE]))  # the text variant's sales question only
-    env = clean_env(
-        FINRAG_DATABASE_URL=facts_db,
-        FINRAG_EMBED__BACKEND="hash",
-        FINRAG_LLM__BACKEND="fake",
-        FINRAG_LLM__FAKE_SCRIPT=str(script),
-    )
-    dataset = write_jsonl(tmp_path / "qs.jsonl", ROUTED)
-    out = tmp_path / "out"
-    args = ["eval", "answers", str(dataset), "--compare", "text,facts+text:no-llm"]
-    result = run_finrag(*args, "--out", str(out), "--json", env=env)
-    assert result.returncode == 0, result.stderr
-    assert f"wrote {out / 'report.html'}" in result.stderr
-    html = (out / "report.html").read_text(encoding="utf-8")
-    assert len(check_self_contained(html)) == 3
-    assert "<th>text</th><th>facts+text:no-llm</th>" in html  # side by side
-    assert '<td>correct, route facts</td><td class="n">—</td><td class="n">1.000 (1)</td>' in html
-    assert "text: per question" in html and "facts+text:no-llm: per question" in html
 
 
 def test_charts_draw_labels_as_written() -> None:
