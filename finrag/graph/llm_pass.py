@@ -256,6 +256,7 @@ def ground(
     twice is kept once."""
     text = chunk.content
     heads_norm = normalize_name(" ".join((*chunk.section_path, text)))
+    places = places | known_places()
     kept: dict[tuple, Triple] = {}
     dropped = 0
     for r in reading.relations:
@@ -269,7 +270,7 @@ def ground(
             and len(obj.split()) <= MAX_NAME_WORDS
             and obj_norm not in _GENERIC
             and not _is_filer(obj_norm, filer_names)
-            and not (relation in _BETWEEN_COMPANIES and obj_norm in places | known_places())
+            and not (relation in _BETWEEN_COMPANIES and obj_norm in places)
         )
         subject: tuple[str, str] | None = None
         if relation and not _is_filer(subj_norm, filer_names):
