@@ -27,7 +27,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from finrag.errors import ConfigError
+from finrag.errors import ConfigError, UsageError
+from finrag.persona_names import persona_name
 
 ENV_PREFIX = "FINRAG_"
 ENV_NESTED_DELIMITER = "__"
@@ -263,9 +264,6 @@ class AnswerSettings(BaseModel):
     @field_validator("persona")
     @classmethod
     def _known_persona(cls, value: str | None) -> str | None:
-        from finrag.errors import UsageError
-        from finrag.personas import persona_name  # imported here: personas needs no config
-
         try:
             return persona_name(value)
         except UsageError as exc:  # pydantic reports a ValueError as the setting's error

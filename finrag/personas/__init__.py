@@ -16,13 +16,12 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from finrag.errors import FinragError, UsageError
+from finrag.persona_names import persona_name, persona_names
 
 if TYPE_CHECKING:
     from finrag.config import Settings
     from finrag.llm.base import Message
 
-# A setting or an option may say "off" (or "none") for no persona.
-OFF = ("off", "none", "")
 _FIELDS = {"title", "summary", "emphasis", "kpis", "instructions"}
 
 
@@ -42,27 +41,6 @@ class Persona:
             "emphasis": list(self.emphasis),
             "kpis": list(self.kpis),
         }
-
-
-def persona_names() -> list[str]:
-    """Every persona shipped, by name."""
-    files = resources.files(__package__).iterdir()
-    return sorted(f.name.removesuffix(".toml") for f in files if f.name.endswith(".toml"))
-
-
-def persona_name(text: str | None) -> str | None:
-    """``text`` as a persona's name (case and spaces aside), None for "off"; an unknown
-    name is a UsageError listing the personas."""
-    if text is None or text.strip().lower() in OFF:
-        return None
-    name = text.strip().lower()
-    names = persona_names()
-    if name not in names:
-        raise UsageError(
-            f"no persona {text.strip()!r}: the personas are {', '.join(names)}",
-            hint="e.g. --persona credit; off for none",
-        )
-    return name
 
 
 @cache
