@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import psycopg
 
+from finrag.answer.cover import answer_cover
 from finrag.answer.fact_words import short_name
 from finrag.answer.facts_route import Company, FactsOutcome, answer_with_facts
 from finrag.answer.question_plan import NO_YEAR, NoPlan, plan_question
@@ -34,10 +35,11 @@ def choose_route(conn: psycopg.Connection, question: str, filters: QueryFilters)
         return Route("text", f"names a company not in the store ({filters.unknown_companies[0]})")
     if not filters.companies:
         return Route("text", "names no company in the store")
-    if len(filters.companies) == 1:  # segments, regions, products: dimensional facts
+    if len(filters.companies) == 1:  # the cover page; segments, regions, products
         ref = filters.companies[0]
-        by_member = answer_segments(
-            conn, question, Company(ref.id, ref.name), filters.years, filters.quarter
+        company = Company(ref.id, ref.name)
+        by_member = answer_cover(conn, question, company) or answer_segments(
+            conn, question, company, filters.years, filters.quarter
         )
         if by_member is not None:
             seconds = round(time.perf_counter() - started, 3)
