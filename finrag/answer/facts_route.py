@@ -220,6 +220,8 @@ class _Sources:
         chunk = _chunk(self.conn, fact.chunk_id, n) if fact.chunk_id is not None else None
         where = chunk.section if chunk and chunk.section else fact.statement.replace("_", " ")
         row = fact.label or (f"tagged {fact.concept}" if fact.concept else None)
+        if row and fact.dimensions:  # a segment's, a region's: which one
+            row += " · " + ", ".join(member.split(":")[-1] for _, member in fact.dimensions)
         quote = f"{fact.label}: {fact.printed}" if fact.label else fact.printed
         self.citations.append(
             Citation(

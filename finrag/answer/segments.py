@@ -35,7 +35,9 @@ _STANDARD_AXES = (SEGMENT_AXIS, GEOGRAPHY_AXIS, PRODUCT_AXIS)
 
 _SEGMENT_WORDS = re.compile(r"\bsegments?\b|\bbusiness(?:es| units?)\b|\blines? of business\b")
 _REGION_WORDS = re.compile(r"\bregions?\b|\bregional\b|\bgeograph\w*\b|\bcountr(?:y|ies)\b")
-_PRODUCT_WORDS = re.compile(r"\bproducts?\b|\bcategor(?:y|ies)\b|\bproduct lines?\b")
+_PRODUCT_WORDS = re.compile(
+    r"\bproducts?\b|\bcategor(?:y|ies)\b|\bproduct lines?\b|\b(?:end )?markets?\b|\bplatforms?\b"
+)
 _GROWTH = re.compile(r"\b(?:gr[eo]w\w*|growth|fastest|faster|slowest|slower|increase\w*)\b")
 _SHARE = re.compile(r"\b(?:share|percent(?:age)? of|proportion|portion|fraction)\b|% of")
 _LARGEST = re.compile(r"\b(?:largest|biggest|highest|most|top)\b")
@@ -75,6 +77,22 @@ _SPLIT_NAMED = re.compile(r"\b(product|service)s? (?:net )?(?:revenues?|sales)\b
 _OWN_AXIS = re.compile(r"^(?!us-gaap:|srt:|dei:|ifrs-full:)[\w-]+:\w+Axis$")
 
 
+_OPERATING_SEGMENTS = ("srt:ConsolidationItemsAxis", "us-gaap:OperatingSegmentsMember")
+# Countries are tagged by ISO code ("country:US"); a question names them in words.
+_COUNTRIES = {
+    "US": "United States", "CN": "China", "TW": "Taiwan", "SG": "Singapore", "JP": "Japan",
+    "GB": "United Kingdom", "DE": "Germany", "FR": "France", "IN": "India", "KR": "Korea",
+    "CA": "Canada", "MX": "Mexico", "IE": "Ireland", "NL": "Netherlands", "CH": "Switzerland",
+    "IL": "Israel", "HK": "Hong Kong", "BR": "Brazil", "AU": "Australia", "IT": "Italy",
+}  # fmt: skip
+
+
+def _display(member: str) -> str:
+    if member.startswith("country:"):
+        return _COUNTRIES.get(member.split(":", 1)[1], member.split(":", 1)[1])
+    return member_words(member)
+
+
 def _generic(name: str) -> bool:
     return set(name.lower().split()) <= _GENERIC_MEMBERS
 
@@ -95,6 +113,7 @@ def _named_in(words: str, question: str) -> bool:
 
 @dataclass
 class _Row:
+    axis: str
     member: str
     name: str
     fact: StoredFact
@@ -123,7 +142,7 @@ def answer_segments(
     axis = _axis(rows, key, named)
     if axis is None:
         return None
-    on_axis = [r for r in rows if r.fact.dimensions[0][0] == axis]
+    on_axis = [r for r in rows if r.axis == axis]
     held = sorted({r.fact.fiscal_year for r in on_axis if r.fact.fiscal_year})
     if not held:
         return None
@@ -175,7 +194,7 @@ def _dimensional(
     """The measure's one-dimension facts of the company, for full years or the quarter."""
     rows = conn.execute(
         _SELECT + " WHERE f.company_id = %s AND f.concept = ANY(%s) AND f.source = 'ixbrl' "
-        "AND jsonb_array_length(f.dimensions) = 1 AND f.value IS NOT NULL "
+        "AND jsonb_array_length(f.dimensions) BETWEEN 1 AND 2 AND f.value IS NOT NULL "
         "ORDER BY f.fiscal_year DESC, f.page, f.id",
         (company_id, list(measure.concepts)),
     ).fetchall()
@@ -185,9 +204,13 @@ def _dimensional(
         fact = StoredFact(*row)
         if fact.months != months or (quarter and fact.fiscal_quarter != quarter):
             continue
-        axis, member = fact.dimensions[0]
+        # NVIDIA tags a segment's figures also as an operating segment's (ConsolidationItems).
+        pairs = [tuple(p) for p in fact.dimensions if tuple(p) != _OPERATING_SEGMENTS]
+        if len(pairs) != 1:
+            continue
+        axis, member = pairs[0]
         if _breakdown_axis(axis):
-            out.append(_Row(member, member_words(member), fact))
+            out.append(_Row(axis, member, _display(member), fact))
     return out
 
 
@@ -203,11 +226,9 @@ def _members_named(rows: list[_Row], key: str) -> list[str]:
             found.append(member)
             taken = re.sub(r"\s+".join(map(re.escape, words.lower().split())), " ", taken)
     if not found and (split := _SPLIT_NAMED.search(key)):
-        found += [
-            r.member
-            for r in rows
-            if r.fact.dimensions[0][0] == PRODUCT_AXIS and r.name.lower() == split[1]
-        ][:1]
+        found += [r.member for r in rows if r.axis == PRODUCT_AXIS and r.name.lower() == split[1]][
+            :1
+        ]
     if not found:
         for word in re.findall(r"[a-z]{4,}", key):
             ends = [m for m, w in names.items() if w.lower().split()[-1:] == [word]]
@@ -219,15 +240,17 @@ def _members_named(rows: list[_Row], key: str) -> list[str]:
 
 
 def _axis(rows: list[_Row], key: str, named: list[str]) -> str | None:
-    axes = {r.fact.dimensions[0][0] for r in rows}
+    axes = {r.axis for r in rows}
     if named:
-        owners = {r.fact.dimensions[0][0] for r in rows if r.member in named}
+        owners = {r.axis for r in rows if r.member in named}
         preferred = [a for a in _STANDARD_AXES if a in owners] or sorted(owners)
         return preferred[0] if preferred else None
     if _PRODUCT_WORDS.search(key):
         wanted = (PRODUCT_AXIS,)
-    elif _SEGMENT_WORDS.search(key):
+    elif _SEGMENT_WORDS.search(key) and _REGION_WORDS.search(key):
         wanted = (SEGMENT_AXIS, GEOGRAPHY_AXIS)  # "geographic segments": Apple's regions
+    elif _SEGMENT_WORDS.search(key):
+        wanted = (SEGMENT_AXIS,)
     elif _REGION_WORDS.search(key):
         wanted = (GEOGRAPHY_AXIS, SEGMENT_AXIS)
     else:
