@@ -130,7 +130,7 @@ def _say_latest(outcome: FactsOutcome, period: Period, filters: QueryFilters) ->
     note = f"No period was named: {period.label} is the latest the store holds for {names}."
     answer = outcome.answer
     answer.answer = f"{answer.answer} ({note})"
-    answer.flags.append(note)
+    answer.warnings.append(note)  # said however the model words the answer
     outcome.reason += f" (latest held: {period.label})"
 
 
