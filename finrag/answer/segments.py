@@ -133,7 +133,7 @@ def answer_segments(
     rows = _dimensional(conn, company.id, measure, quarter)
     if not rows:
         return None
-    named = _members_named(rows, key)
+    named = _members_named(rows, key, question)
     cue = bool(
         _SEGMENT_WORDS.search(key) or _REGION_WORDS.search(key) or _PRODUCT_WORDS.search(key)
     )
@@ -214,7 +214,7 @@ def _dimensional(
     return out
 
 
-def _members_named(rows: list[_Row], key: str) -> list[str]:
+def _members_named(rows: list[_Row], key: str, question: str) -> list[str]:
     """Members the question names, longest names first ('Rest of Asia Pacific' before
     'Asia Pacific'); a word naming only the end of one ('China') names it when no other
     member ends so."""
@@ -230,7 +230,9 @@ def _members_named(rows: list[_Row], key: str) -> list[str]:
             :1
         ]
     if not found:
-        for word in re.findall(r"[a-z]{4,}", key):
+        # Only a proper noun as the question writes it ("China"): "revenue" ending some
+        # member's name ("Other Revenue") names no member.
+        for word in (w.lower() for w in re.findall(r"(?<=\s)[A-Z][a-z]{3,}\b", question)):
             ends = [m for m, w in names.items() if w.lower().split()[-1:] == [word]]
             if len({names[m] for m in ends}) == 1:
                 found.append(ends[0])
