@@ -20,8 +20,10 @@ from finrag.facts.store import _SELECT, StoredFact
 
 _SYMBOL = re.compile(r"\b(?:trading symbols?|ticker(?: symbols?)?|symbols?)\b")
 _SECURITIES = re.compile(
-    r"\b(?:exchanges?|listed|listing|12\s*\(b\)|securities registered|registered securities|"
-    r"traded on)\b"
+    # "exchange" as a market, not foreign exchange: "which exchange", "stock exchange".
+    r"\b(?:which|what|stock|securities) exchanges?\b|\bexchanges? (?:is|are|does|do)\b|"
+    r"\b(?:listed|listing|registered securities|traded on)\b|\b12\s*\(b\)|"
+    r"\bsecurities\b.{0,40}\bregistered\b"
 )
 _YEAR_END = re.compile(
     r"\bfiscal year[- ]end\b|\bfiscal year ends?\b|\bend of (?:its|the) fiscal year\b"

@@ -52,7 +52,7 @@ _NOT_A_FIGURE = re.compile(
 )
 _REASONS = re.compile(
     r"\b(?:why|drove|drive|drives|driven|drivers?|explain\w*|reasons?|due to|behind|"
-    r"contribut\w*|caused?|impact\w*)\b"
+    r"contribut\w*|caused?|impact\w*|affect\w*|influenc\w*|hurt|benefit(?:ed|ted|s)?)\b"
 )
 # A question after what the filing says, not only the figure: the figure comes from facts,
 # the rest from quoted text (the mixed route), never a bare stored number.
