@@ -224,6 +224,13 @@ class RetrieveSettings(BaseModel):
     rerank_candidates: int = Field(
         20, ge=1, le=200, description="Fused candidates the reranker scores."
     )
+    section_intents: bool = Field(
+        False,
+        description="Boost the chunks of the section kinds a question's intent implies "
+        "(risk factors, legal, MD&A drivers, liquidity, outlook, segments, dividends) and cap "
+        "each document's share of the top-k when several companies or years are asked "
+        "(variant part +sections; a boost, never a filter).",
+    )
     group_by_page: bool = Field(
         True,
         description="Return pages, not chunks: the fused candidates grouped by the page they "

@@ -76,7 +76,13 @@ def test_an_edgar_filing_brings_its_tags_and_names_its_cells(store) -> None:
     assert result.status == "ingested", result.reason
     with st.connect() as conn:
         counts = count_facts(conn, result.document_id)
-        assert counts["ixbrl"] == 685, "every ix:nonFraction of the filing"
+        assert counts["ixbrl"] == 685 + 31, "every ix:nonFraction, and the cover's text facts"
+        cover = conn.execute(
+            "SELECT count(*) FROM facts WHERE document_id = %s AND concept LIKE 'dei:%%' "
+            "AND value IS NULL",
+            (result.document_id,),
+        ).fetchone()[0]
+        assert cover == 31, "symbols, exchanges, 12(b) titles, filer category..."
         tagged = query_facts(
             conn,
             document_id=result.document_id,

@@ -424,3 +424,82 @@ def test_a_cell_tagged_with_the_metrics_own_concept_outranks_an_untagged_stateme
     # Without tags (a PDF) the statement row still wins over any other table.
     untagged = fact(1_074_000_000, None, "other_table", 5)
     assert min([untagged, note], key=lambda f: _rank(f, rnd)) is note
+
+
+# ---------------------------------------------------------------- segments and regions
+
+
+@pytest.fixture
+def segment_asker(kpi_home: Path, monkeypatch: pytest.MonkeyPatch):
+    from finrag.answer.pipeline import Asker
+    from finrag.config import load_settings
+    from finrag.db import open_store
+    from finrag.llm.fake import FakeLLM
+
+    monkeypatch.setenv("FINRAG_HOME", str(kpi_home))
+    settings = load_settings(answer={"use_llm": False})
+    with open_store(settings) as store:
+        yield Asker(store, settings, llm=FakeLLM([]))
+
+
+def test_member_names_read_from_the_tags() -> None:
+    from finrag.answer.segments import member_words
+
+    assert member_words("aapl:GreaterChinaSegmentMember") == "Greater China"
+    assert member_words("aapl:RestOfAsiaPacificSegmentMember") == "Rest Of Asia Pacific"
+    assert member_words("aapl:IPhoneMember") == "iPhone"
+    assert member_words("srt:AmericasMember") == "Americas"
+
+
+@needs_edgar
+def test_which_region_grew_fastest_is_computed_from_cited_segment_facts(segment_asker) -> None:
+    # Apple's FY2024 10-K segment note (p.49 of the parse): net sales by reportable segment,
+    # FY2023 -> FY2024: Americas 162,560 -> 167,045; Europe 94,294 -> 101,328; Greater
+    # China 72,559 -> 66,952; Japan 24,257 -> 25,052; Rest of Asia Pacific 29,615 -> 30,658.
+    answer = segment_asker.ask("Which of Apple's geographic segments grew fastest in fiscal 2024?")
+    assert answer.route == "facts", answer.retrieval["route_reason"]
+    assert answer.answer.startswith("Of Apple's segments, Europe grew fastest in FY2024.")
+    assert "Greater China fell 7.7%" in answer.answer
+    assert len(answer.calculations) == 5 and len(answer.citations) == 10
+    europe = next(c for c in answer.calculations if c.description.startswith("Europe"))
+    assert europe.expression == "percent_change(94294, 101328)"
+    assert europe.result == pytest.approx(7.4596, rel=1e-3)
+    assert all(c.document == "aapl-10-k-2024-11-01" for c in answer.citations)
+    assert {len(i["sources"]) for c in answer.calculations for i in c.inputs} == {1}
+
+
+@needs_edgar
+def test_two_regions_compared_and_a_share_of_revenue(segment_asker) -> None:
+    faster = segment_asker.ask("Did Apple's Americas grow faster than Europe in fiscal 2024?")
+    assert faster.answer.startswith("No. "), faster.answer
+    share = segment_asker.ask("What share of Apple's net sales came from Greater China in 2024?")
+    assert share.route == "facts"
+    (calc,) = share.calculations
+    assert calc.expression == "100 * 66952 / 391035"
+    assert "17.1%" in share.answer
+    # A product named by the filing's own member: iPhone, not total net sales.
+    iphone = segment_asker.ask("What was Apple's iPhone revenue in fiscal 2024?")
+    assert "iPhone $201,183 million [1]" in iphone.answer and "391,035" not in iphone.answer
+    # What a filing says about a region is read from its text, not a bare figure.
+    said = segment_asker.ask("What did Apple say about Greater China in fiscal 2024?")
+    assert said.retrieval["route"] != "facts"
+
+
+@needs_edgar
+def test_the_cover_page_answers_symbol_exchange_and_filer_category(segment_asker) -> None:
+    symbol = segment_asker.ask("What is Apple's trading symbol?")
+    assert symbol.route == "facts"
+    assert symbol.answer == "Apple's trading symbol is AAPL [1] on The Nasdaq Stock Market LLC [2]."
+    assert symbol.citations[0].document == "aapl-10-k-2024-11-01" and symbol.citations[0].pages == [
+        1,
+        1,
+    ]
+    listed = segment_asker.ask("Which securities has Apple registered under Section 12(b)?")
+    assert (
+        "Common Stock, $0.00001 par value per share [1], trading symbol AAPL [2]" in listed.answer
+    )
+    assert "1.625% Notes due 2026" in listed.answer
+    year_end = segment_asker.ask("When does Apple's fiscal year end?")
+    assert year_end.answer.startswith("Apple's fiscal year ends on September 28 [1]")
+    filer = segment_asker.ask("What is Apple's filer category?")
+    assert filer.answer == "Apple's filer category is Large accelerated filer [1]."

@@ -202,11 +202,15 @@ def test_what_the_facts_cannot_answer_goes_the_text_route_with_the_reason(model_
     ask, llm = model_asker
     segment = _text_route(ask, llm, "What was Best Buy's domestic segment revenue in Q2 FY2024?")
     assert "segment" in segment.retrieval["route_reason"]
-    # The 10-Q prints the quarter and the half, not the full year: no quarter stands in.
-    year = _text_route(ask, llm, "What was Best Buy's revenue in fiscal 2024?")
+    # The 10-Q prints the quarter and the half, not the full year: no quarter stands in,
+    # and no passage of a filing for the year may answer either (finrag.answer.coverage).
+    llm.replies = [NOT_ANSWERABLE]
+    year = ask.ask("What was Best Buy's revenue in fiscal 2024?")
     assert year.retrieval["route_reason"] == (
         "facts store: missing: no revenue for FY2024 in the store"
     )
+    assert year.refusal == "not-for-period" and not llm.calls
+    llm.replies = []
     # A quarter no filing of Best Buy's covers is refused before any route (answer.coverage).
     older = ask.ask("What was Best Buy's revenue in the second quarter of 2021?")
     assert older.refusal == "unheld-period" and not llm.calls
@@ -389,3 +393,133 @@ def test_ask_json_shows_the_facts_route(facts_home: Path, tmp_path: Path) -> Non
     refused = run_finrag("ask", "What was Initech's revenue in fiscal 2024?", "--json", env=env)
     assert refused.returncode == ExitCode.NO_ANSWER, refused.stderr
     assert json.loads(refused.stdout)["refusal"] == "unknown-company"
+
+
+# ------------------------------------------------------------------ refuse rather than guess
+
+# What a model would say if it were asked: a figure, quoted from the excerpt it was given.
+GUESS = [
+    {
+        "answerable": True,
+        "facts": [{"source": 1, "quote": "Revenue", "value": ""}],
+        "calculations": [],
+    },
+    "It was $9,583 million [1].",
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "refusals", "names"),
+    [
+        # A hyphenated company in no alias table: never another company's figure.
+        (
+            "What were Vexo-Quill Holdings' total assets in fiscal 2024?",
+            {"unknown-company"},
+            "Vexo-Quill",
+        ),
+        ("what were vexo-quill holdings total assets?", {"unknown-company"}, "vexo-quill"),
+        # A fiscal year no Best Buy filing reports (the 10-Q's own year is near it).
+        (
+            "What was Best Buy's revenue in fiscal 2022?",
+            {"unheld-period", "not-for-period"},
+            "FY2024 Q2 10-Q",
+        ),
+        # A quarter the held filings do not report.
+        (
+            "What was Best Buy's revenue in the fourth quarter of fiscal 2024?",
+            {"not-for-period"},
+            "FY2024 Q2",
+        ),
+    ],
+)
+def test_with_the_model_on_an_unheld_company_or_period_is_refused(
+    model_asker, question, refusals, names
+) -> None:
+    ask, llm = model_asker
+    llm.replies = list(GUESS)
+    answer = ask.ask(question)
+    assert answer.refused and answer.refusal in refusals, answer.answer
+    assert names in answer.answer and "Best Buy Co., Inc. (BBY)" in answer.answer
+    assert llm.calls == [], "the model was asked"
+    assert answer.citations == [] and "9,583" not in answer.answer
+
+
+def test_a_missing_measure_is_read_only_from_that_companys_filing_for_the_period(
+    model_asker,
+) -> None:
+    ask, llm = model_asker
+    llm.replies = [NOT_ANSWERABLE]
+    # The 10-Q prints six months of cash flows, not the quarter's: the facts lack it.
+    answer = ask.ask(
+        "How much cash did Best Buy's operating activities provide in Q2 of fiscal 2024?"
+    )
+    assert answer.retrieval["route_reason"].startswith("facts store: missing:")
+    assert len(llm.calls) == 1 and answer.context
+    assert all(c["label"].split(" ")[1].startswith("BESTBUY_2024Q2_10Q") for c in answer.context)
+
+
+def test_cli_refuses_an_unheld_quarter_with_exit_7_and_the_model_on(
+    facts_home: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps(GUESS))
+    env = clean_env(
+        FINRAG_HOME=str(facts_home),
+        FINRAG_EMBED__BACKEND="hash",
+        FINRAG_LLM__BACKEND="fake",
+        FINRAG_LLM__FAKE_SCRIPT=str(script),
+    )
+    question = "What was Best Buy's revenue in the fourth quarter of fiscal 2024?"
+    result = run_finrag("ask", question, env=env)
+    assert result.returncode == ExitCode.NO_ANSWER, result.stderr
+    assert result.stdout.startswith(
+        "The facts store holds no revenue of Best Buy Co., Inc. for FY2024 Q4"
+    )
+    assert "it holds it for FY2023 Q2, FY2024 Q2" in result.stdout
+
+
+# ------------------------------------------------------------------ routing by the question
+
+
+@pytest.mark.parametrize(
+    ("question", "routes"),
+    [
+        # Narrative cues naming a line item: text or mixed, never a bare stored figure.
+        ("What did Best Buy say about inventory in the quarter?", {"mixed", "text"}),
+        ("Discuss Best Buy's gross margin in Q2 of fiscal 2024.", {"mixed"}),
+        ("Describe the trend in Best Buy's operating income.", {"mixed"}),
+        ("Comment on Best Buy's SG&A in the quarter.", {"mixed", "text"}),
+        ("What drove the fall in Best Buy's revenue this quarter?", {"mixed"}),
+        ("Why did Best Buy's gross margin move?", {"mixed"}),
+        ("Explain Best Buy's net income for the latest quarter.", {"mixed"}),
+        ("What is Best Buy's outlook for revenue?", {"text"}),
+        ("What guidance did Best Buy give for comparable sales?", {"text"}),
+        ("What risks to inventory does Best Buy mention?", {"mixed", "text"}),
+        ("Were there one-off items in Best Buy's operating income this quarter?", {"mixed"}),
+        ("Does litigation threaten Best Buy's net income?", {"mixed", "text"}),
+        # Figures alone: facts.
+        ("What was Best Buy's revenue in the quarter?", {"facts"}),
+        ("Best Buy's most recent operating income?", {"facts"}),
+    ],
+)
+def test_the_route_reads_the_question(asker, question, routes) -> None:
+    ask, llm = asker
+    answer = ask.ask(question)
+    assert answer.retrieval["route"] in routes, answer.retrieval["route_reason"]
+    assert llm.calls == []
+
+
+def test_no_period_named_is_the_latest_held_and_the_answer_says_which(asker) -> None:
+    ask, _ = asker
+    answer = ask.ask("What was Best Buy's revenue in the quarter?")
+    assert answer.route == "facts"
+    assert "$9,583 million [1]" in answer.answer and "19,050" not in answer.answer
+    assert "FY2024 Q2 is the latest the store holds for Best Buy" in answer.answer
+    # "Did it improve": the latest quarter against the same quarter a year before.
+    change = ask.ask("Did Best Buy's gross margin improve, and what drove it?")
+    assert change.route == "mixed" and change.answer.startswith("Yes.")
+    assert "FY2023 Q2" in change.answer and "FY2024 Q2" in change.answer
+    # No annual filing of Best Buy is held: "last year" is not stood in for by a quarter.
+    year = ask.ask("What was Best Buy's revenue last year?")
+    assert year.retrieval["route"] == "text"
+    assert "no filing reporting a fiscal year" in year.retrieval["route_reason"]

@@ -46,6 +46,11 @@ def unknown(store, question: str) -> list[str]:
         ("How did AMEX's card fees change?", ["American Express"]),
         ("What did Block (formerly Square) report for revenue?", ["Block"]),
         ("What did Initrode (f/k/a Initech) report?", ["Initrode"]),
+        # Hyphenated names in no alias table, however they are written.
+        ("What were the total assets of Vexo-Quill Holdings?", ["Vexo-Quill"]),
+        ("what were vexo-quill holdings total assets in 2023", ["vexo-quill"]),
+        ("how large is vexo-quill's balance sheet?", ["vexo-quill"]),
+        ("Vexo-Quill total assets 2023", ["Vexo-Quill"]),
     ],
 )
 def test_a_name_the_store_does_not_hold_is_found(store_and_settings, question, names) -> None:
@@ -75,6 +80,10 @@ def test_a_name_the_store_does_not_hold_is_found(store_and_settings, question, n
         "What was the Company's revenue in 2023?",
         "How is the company doing?",
         "WHAT WAS ACME REVENUE IN 2023?",
+        # Hyphenated finance words and lower-case vocabulary.
+        "What were ACME's year-end cash and one-off costs?",
+        "Did the company's long-term debt rise?",
+        "What did acme's management say about revenue?",
     ],
 )
 def test_false_friends_are_not_company_names(store_and_settings, question) -> None:

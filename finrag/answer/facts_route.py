@@ -10,7 +10,7 @@ reason, and the text route answers instead: the route never guesses.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
@@ -31,8 +31,10 @@ from finrag.answer.result import Answer
 from finrag.errors import UsageError
 from finrag.facts.dictionary import metric as dictionary_metric
 from finrag.facts.kpi import KpiGap, KpiValue, compute, evaluate, kpi
-from finrag.facts.lookup import MetricValue, Period, Unresolved, resolve_metric
+from finrag.facts.lookup import MetricValue, Period, Unresolved, is_metric, resolve_metric
 from finrag.facts.periods import FiscalCalendar
+from finrag.facts.statements import period_key
+from finrag.facts.store import query_facts
 from finrag.retrieve.context import ContextChunk
 from finrag.retrieve.hybrid import Hit
 
@@ -61,10 +63,23 @@ class Figure:
     dated: bool = True  # its period's end date is one the filing's calendar allows
 
 
+@dataclass(frozen=True)
+class Gap:
+    """A measure the facts store lacks for a company and period (not an ambiguity: a
+    conflict between printed values is no reason to refuse)."""
+
+    company: Company
+    measure: Measure
+    period: Period
+    held: tuple[str, ...] = ()  # the periods the store does hold the measure for
+
+
 @dataclass
 class FactsOutcome:
     answer: Answer | None
     reason: str  # why this route answered, or why it could not
+    missing: list[Gap] = field(default_factory=list)
+    periods: list[Period] = field(default_factory=list)  # the periods the plan asked for
 
 
 def answer_with_facts(
@@ -76,16 +91,21 @@ def answer_with_facts(
     """The answer from stored facts, or why there is none (missing, ambiguous)."""
     figures: list[Figure] = []
     gaps: list[str] = []
+    missing: list[Gap] = []
     for company in companies:
         for measure in plan.measures:
             for period in plan.periods:
                 found = _resolve(conn, company, measure, period)
                 if isinstance(found, str):
                     gaps.append(found)
+                    if found.startswith("missing"):
+                        held = _held_periods(conn, company, measure)
+                        missing.append(Gap(company, measure, period, held))
                 else:
                     figures.append(found)
     if gaps:
-        return FactsOutcome(None, "facts store: " + "; ".join(gaps[:3]))
+        reason = "facts store: " + "; ".join(gaps[:3])
+        return FactsOutcome(None, reason, missing, list(plan.periods))
     answer = _compose(conn, question, plan, companies, figures)
     return FactsOutcome(answer, f"facts store: {plan.describe()}")
 
@@ -118,6 +138,29 @@ def _resolve(conn, company: Company, measure: Measure, period: Period) -> Figure
     if isinstance(result, KpiGap):
         return f"{result.reason}: {result.detail}"
     return _figure(company, measure, period, result)
+
+
+def _held_periods(conn, company: Company, measure: Measure) -> tuple[str, ...]:
+    """The periods the store holds a line item for (for a refusal to name); none for
+    KPIs and formulas, whose inputs each have their own."""
+    if measure.kind != "metric":
+        return ()
+    item = dictionary_metric(measure.name)
+    facts = query_facts(
+        conn,
+        company_id=company.id,
+        concepts=item.concepts,
+        labels=item.normalized_labels,
+        entity_total=True,
+    )
+    instant = item.period == "instant"
+    keys = {
+        period_key(f)
+        for f in facts
+        if f.value is not None and f.instant == instant and is_metric(f, item)
+    }
+    # Only the periods a question can name: a year, a quarter, a balance date.
+    return tuple(sorted(k for k in keys if k.startswith(("FY", "at "))))
 
 
 def _figure(company: Company, measure: Measure, period: Period, result: KpiValue) -> Figure:
@@ -177,6 +220,8 @@ class _Sources:
         chunk = _chunk(self.conn, fact.chunk_id, n) if fact.chunk_id is not None else None
         where = chunk.section if chunk and chunk.section else fact.statement.replace("_", " ")
         row = fact.label or (f"tagged {fact.concept}" if fact.concept else None)
+        if row and fact.dimensions:  # a segment's, a region's: which one
+            row += " · " + ", ".join(member.split(":")[-1] for _, member in fact.dimensions)
         quote = f"{fact.label}: {fact.printed}" if fact.label else fact.printed
         self.citations.append(
             Citation(

@@ -23,7 +23,12 @@ from typing import Any
 
 from finrag.answer.cache import AnswerCache
 from finrag.answer.citations import attach_citations, check_numbers, map_citations
-from finrag.answer.coverage import held_filings, unheld_period, unheld_period_message
+from finrag.answer.coverage import (
+    confine_to_period,
+    held_filings,
+    unheld_period,
+    unheld_period_message,
+)
 from finrag.answer.extraction import (
     Extraction,
     calculations_for_prompt,
@@ -193,6 +198,14 @@ class Asker:
             return self._facts_answer(route, answer.retrieval, started, notify)
         if refusal:
             return _refused(answer, refusal, started)
+        # A measure the facts store lacks for the period asked: only that company's
+        # passages for that period may answer (finrag.answer.coverage), or none.
+        confined = confine_to_period(
+            route.outcome if route.name == "text" else None, found, coverage
+        )
+        if isinstance(confined, str):
+            return _refused(answer, ("not-for-period", confined), started)
+        found = confined or found
         mixed = route.outcome.answer if route.name == "mixed" and route.outcome else None
         if not self.settings.answer.use_llm:
             return _without_model(answer, found, mixed, started)

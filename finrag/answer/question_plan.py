@@ -52,7 +52,14 @@ _NOT_A_FIGURE = re.compile(
 )
 _REASONS = re.compile(
     r"\b(?:why|drove|drive|drives|driven|drivers?|explain\w*|reasons?|due to|behind|"
-    r"contribut\w*|caused?|impact\w*)\b"
+    r"contribut\w*|caused?|impact\w*|affect\w*|influenc\w*|hurt|benefit(?:ed|ted|s)?)\b"
+)
+# A question after what the filing says, not only the figure: the figure comes from facts,
+# the rest from quoted text (the mixed route), never a bare stored number.
+_NARRATIVE = re.compile(
+    r"\b(?:say|says|said|saying|discuss\w*|describ\w*|comment\w*|mention\w*|explain\w*|"
+    r"why|drove|drivers?|outlook|guidance|expect\w*|risks?|one ?offs?|litigation|lawsuits?|"
+    r"legal proceedings|narrative|highlight\w*|attribut\w*)\b"
 )
 _CHANGE = re.compile(
     r"\b(?:growth|grow|grew|grown|growing|change|changed|changes|increase[ds]?|increasing|"
@@ -101,18 +108,22 @@ class QuestionPlan:
     operation: Operation = "value"
     yes_no: Direction | None = None  # the answer opens "Yes"/"No" by this test
     wants_reasons: bool = False  # "what drove...": numbers from facts, reasons from text
+    narrative: bool = False  # "what did X say about...": numbers from facts, words from text
     judgement: bool = False  # "is it healthy": numbers from facts, the verdict from text
     scale: str | None = None  # "millions", "billions" as the question asks
     decimals: int | None = None
 
     @property
     def mixed(self) -> bool:
-        return self.wants_reasons or self.judgement
+        return self.wants_reasons or self.judgement or self.narrative
 
     def describe(self) -> str:
         what = ", ".join(m.name for m in self.measures)
         when = ", ".join(p.label for p in self.periods)
         return f"{self.operation} of {what} for {when}" + (" (with reasons)" if self.mixed else "")
+
+
+NO_YEAR = "names no fiscal year"
 
 
 @dataclass(frozen=True)
@@ -161,12 +172,13 @@ def plan_question(
     if not found:
         return NoPlan("names no line item or KPI of the metric dictionary")
     if not years:
-        return NoPlan("names no fiscal year")
+        return NoPlan(NO_YEAR)
     if quarter is not None and len(years) > 1:
         return NoPlan("mixes fiscal years and a quarter")
     plan = QuestionPlan(measures=found, periods=[])
     yes_no = bool(_YES_NO.match(key))
     plan.wants_reasons = bool(_REASONS.search(key))
+    plan.narrative = bool(_NARRATIVE.search(key))
     # A growth KPI holds its own comparison: "revenue growth year over year in Q2 2025"
     # is one value, not a change between two growth rates.
     own = all(m.kind == "kpi" and ("growth" in m.name or "cagr" in m.name) for m in found)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from finrag.facts.cells import Units
+from finrag.facts.cover import cover_facts
 from finrag.facts.ixbrl import extract_ixbrl_facts
 from finrag.facts.model import Fact
 from finrag.facts.periods import FiscalCalendar
@@ -49,6 +50,7 @@ def document_facts(
     tagged = extract_ixbrl_facts(path).facts
     if not tagged:
         return tables
+    tagged += cover_facts(path)  # the cover's text: symbols, exchanges, filer category
     tagged = [replace(f, chunk_ordinal=_chunk_on_page(chunks, f)) for f in tagged]
     named, tagged = name_concepts(tables, tagged)
     return [*named, *tagged]

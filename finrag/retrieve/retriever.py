@@ -18,6 +18,7 @@ from finrag.graph import retrieve as graph_retrieval  # a module: it imports ret
 from finrag.llm.base import LLMError
 from finrag.retrieve.filters import CompanyRef, QueryFilters, extract_query_filters
 from finrag.retrieve.hybrid import SearchResult, search
+from finrag.retrieve.intents import aim
 from finrag.retrieve.pages import group_by_page
 from finrag.retrieve.query import analyze_question
 from finrag.retrieve.rerank import Reranker, get_reranker, rerank
@@ -26,7 +27,7 @@ from finrag.retrieve.summaries import SUMMARY_POOL, fuse_summary_chunks
 if TYPE_CHECKING:
     from finrag.llm import LLM
 
-_PARTS = {"dense", "fts", "hybrid", "filters", "rerank", "pages", "summaries", "graph"}
+_PARTS = {"dense", "fts", "hybrid", "filters", "rerank", "pages", "summaries", "graph", "sections"}
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Variant:
     pages: bool = False
     summaries: bool = False  # section summaries' chunks fused in (retrieve.summaries)
     graph: bool = False  # the chunks stating the asked relations fused in (finrag.graph)
+    sections: bool = False  # section kinds the question implies boosted (retrieve.intents)
 
     @classmethod
     def parse(cls, name: str) -> Variant:
@@ -61,6 +63,7 @@ class Variant:
             pages="pages" in parts,
             summaries="summaries" in parts,
             graph="graph" in parts,
+            sections="sections" in parts,
         )
 
     @property
@@ -73,6 +76,7 @@ class Variant:
             + ("+pages" if self.pages else "")
             + ("+summaries" if self.summaries else "")
             + ("+graph" if self.graph else "")
+            + ("+sections" if self.sections else "")
         )
 
 
@@ -95,7 +99,11 @@ class Retriever:
 
     def default_variant(self) -> Variant:
         """Every stage the settings turn on."""
-        return Variant(rerank=self.reranker is not None, pages=self.settings.retrieve.group_by_page)
+        return Variant(
+            rerank=self.reranker is not None,
+            pages=self.settings.retrieve.group_by_page,
+            sections=self.settings.retrieve.section_intents,
+        )
 
     def retrieve(
         self,
@@ -153,6 +161,8 @@ class Retriever:
             fetch = max(fetch, SUMMARY_POOL)
         if variant.graph:  # the same for a chunk the graph finds
             fetch = max(fetch, graph_retrieval.GRAPH_POOL)
+        if variant.sections:  # a boosted chunk may come from past the first k
+            fetch = max(fetch, 4 * k)
         result = search(
             conn,
             query,
@@ -187,6 +197,11 @@ class Retriever:
             )
             conn.rollback()
             timings["graph"] = _ms_since(t0)
+        if variant.sections:
+            t0 = time.perf_counter()
+            result.hits = aim(conn, result.hits, question, result.filters, k)
+            conn.rollback()
+            timings["sections"] = _ms_since(t0)
         if variant.rerank and self.reranker is not None:
             t0 = time.perf_counter()
             try:

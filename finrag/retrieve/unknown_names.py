@@ -12,7 +12,10 @@ stored). Three signals, strongest first:
    and counterparty names are in the filings that use them, so they pass).
 
 A lone title-case word opening a sentence counts only under 1 or 2: there "Explain"
-and "Initech" look alike. Questions typed all in capitals have no case to read.
+and "Initech" look alike. Questions typed all in capitals have no case to read. Written
+in lower case, a name is still found when the wording says it is a company ("acme-zeta
+holdings", "initech's"), and a capitalised hyphenated coinage opening a question
+("Acme-Zeta total assets?") counts when none of its parts is in any stored chunk.
 """
 
 from __future__ import annotations
@@ -144,8 +147,12 @@ def unknown_company_names(
     # Strongest first: a well-known issuer's own name wins over the words that named it.
     found = _well_known(question, held, named) + _worded_as_company(question, named)
     runs = _capitalised_runs(question, named)
-    absent = _absent_from_store(conn, {w for *_, words in runs for w in words})
-    found += [(start, end, name) for start, end, name, words in runs if absent & set(words)]
+    lower = _lower_case_names(question, named)
+    coined = _coinages(question, named)
+    words = {w for *_, ws in (*runs, *lower, *coined) for w in ws}
+    absent = _absent_from_store(conn, words)
+    found += [(start, end, name) for start, end, name, ws in (*runs, *lower) if absent & set(ws)]
+    found += [(start, end, name) for start, end, name, ws in coined if set(ws) <= absent]
     # "Block (formerly Square)": the old name is the same company, named once.
     former = [(m.start(), m.end()) for m in _FORMER_NAME.finditer(question)]
     kept: list[tuple[int, int, str]] = []
@@ -155,6 +162,51 @@ def unknown_company_names(
         if key and key not in held and not overlaps and key not in {alias_key(n) for *_, n in kept}:
             kept.append((start, end, name))
     return [name for *_, name in sorted(kept)]
+
+
+_LOWER_SUFFIX = re.compile(
+    r"\b((?:[a-z0-9][\w&.'-]*\s+){0,2}[a-z0-9][\w&.'-]*)\s*,?\s+(?:inc|corp|corporation|"
+    r"ltd|plc|llc|holdings|group)\b\.?"
+)
+_LOWER_POSSESSIVE = re.compile(r"\b([a-z0-9][\w&.-]*)['’]s\b")
+_HYPHENATED = re.compile(r"(?<![\w&.'-])([A-Z][A-Za-z]{2,}(?:-[A-Z][A-Za-z]{2,})+)(?![\w&-])")
+
+
+def _lower_case_names(
+    question: str, named: Sequence[tuple[int, int]]
+) -> list[tuple[int, int, str, list[str]]]:
+    """'acme-zeta holdings', 'initech's': a lower-case name the wording makes a company's
+    (the caller keeps it only when a word of it is in no stored chunk)."""
+    out = []
+    for pattern in (_LOWER_SUFFIX, _LOWER_POSSESSIVE):
+        for m in pattern.finditer(question):
+            words = m.group(1).split()
+            while words and words[0].lower().rstrip(".") in _FUNCTION:  # "what were acme"
+                words = words[1:]
+            if not words or _inside(m.end(1) - 1, named) or any(is_vocabulary(w) for w in words):
+                continue
+            if any(w[:1].isupper() for w in words):
+                continue  # capitalised: the rules above read it
+            out.append((m.end(1) - len(" ".join(words)), m.end(1), " ".join(words), words))
+    return out
+
+
+def _coinages(
+    question: str, named: Sequence[tuple[int, int]]
+) -> list[tuple[int, int, str, list[str]]]:
+    """'Acme-Zeta' opening a question (where a lone capitalised word proves nothing):
+    hyphenated words, each part capitalised, that are no finance term; the caller keeps
+    one only when none of its parts is in any stored chunk."""
+    out = []
+    for m in _HYPHENATED.finditer(question):
+        word = m.group(1)
+        if _inside(m.start(1), named) or is_vocabulary(word):
+            continue
+        parts = word.lower().split("-")
+        if any(p in _FUNCTION or p in _TERMS for p in parts):
+            continue  # "year-end", "one-off"
+        out.append((m.start(1), m.end(1), word, parts))
+    return out
 
 
 def _inside(start: int, spans: Iterable[tuple[int, int]]) -> bool:
