@@ -20,11 +20,14 @@ from finrag.facts.lookup import MetricValue, Period, Unresolved, resolve_metric
 from finrag.facts.periods import FiscalCalendar
 from finrag.facts.periods import Period as Span
 from finrag.facts.store import company_calendars, query_facts
+from finrag.ingest.metadata import resolve_metadata
+from finrag.ingest.parse import Page, ParsedDocument
 from finrag.ingest.pipeline import ingest
 from tests.calendar_fixture import retailer_10k
-from tests.conftest import SHARED
+from tests.conftest import REPO, SHARED
 
 EDGAR = SHARED / "edgar-html"
+SAMPLE = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
 needs_edgar = pytest.mark.skipif(not EDGAR.is_dir(), reason=f"EDGAR filings not found at {EDGAR}")
 _IX = "{http://www.xbrl.org/2013/inlineXBRL}"
 
@@ -218,3 +221,36 @@ def test_the_store_answers_a_retailer_year_by_its_own_name(store) -> None:
         ]
         assert not cell.verified and "subtotal" in (cell.unverified_reason or "")
         assert re.search(r"do not add up", cell.unverified_reason or "")
+
+
+def _best_buy_text() -> ParsedDocument:
+    """The Best Buy 10-Q's pages as PyMuPDF reads their text (the cover and statements are
+    what the period is read from; finrag's full PDF parse is not needed for that)."""
+    import pymupdf
+
+    with pymupdf.open(SAMPLE) as pdf:
+        pages = [Page(i + 1, page.get_text()) for i, page in enumerate(pdf)]
+    return ParsedDocument(pages=pages, parser="pymupdf")
+
+
+def test_a_10q_named_report_pdf_is_read_from_its_cover_and_statements() -> None:
+    parsed = _best_buy_text()
+    meta = resolve_metadata(Path("/in/report.pdf"), Path("/in"), parsed)
+    assert (meta.form_type, meta.fiscal_year, meta.fiscal_quarter) == ("10-Q", 2024, 2)
+    assert meta.period_end == date(2023, 7, 29)
+    assert meta.sources["fiscal_quarter"] == meta.sources["fiscal_year"] == "filing"
+    assert meta.calendar is not None and meta.calendar.year_end_month == 1
+    assert "6 months ended 2023-07-29" in meta.calendar.evidence
+    assert meta.conflicts == []
+    # A file name that says otherwise is a hint the filing overrules, and a conflict.
+    misnamed = resolve_metadata(Path("/in/10K-Q3-2023.pdf"), Path("/in"), parsed)
+    assert (misnamed.form_type, misnamed.fiscal_year, misnamed.fiscal_quarter) == (
+        "10-Q",
+        2024,
+        2,
+    )
+    assert misnamed.conflicts == [
+        "form type: the file name says 10-K, the filing 10-Q",
+        "fiscal year: the file name says FY2023, the filing FY2024",
+        "fiscal quarter: the file name says Q3, the filing Q2",
+    ]

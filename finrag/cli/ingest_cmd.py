@@ -24,6 +24,7 @@ from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
+from finrag.facts.checks import coverage_line
 from finrag.ingest.pipeline import FAILED, FileResult, IngestEvent, IngestReport, ingest
 
 
@@ -344,7 +345,7 @@ def _print_summary(report: IngestReport) -> None:
         err.print(_graph_line(readings, len(report.results)), highlight=False)
     for r in report.results:
         if r.status in ("ingested", "replaced") and r.checks.get("facts"):
-            err.print(Text(f"  facts: {Path(r.path).name}: {check_line(r.checks)}"))
+            err.print(Text(f"  facts: {Path(r.path).name}: {coverage_line(r.checks)}"))
     for r in report.results:
         for warning in r.warnings if r.status in ("ingested", "replaced") else ():
             err.print(Text(f"  warning: {r.path}: {warning}"))
@@ -373,12 +374,3 @@ def _graph_line(readings: list[dict], files: int) -> str:
     if cut := sum(not g["complete"] for g in readings):
         line += f"; {cut} not read to the end (ingest.graph_budget_s, or failing calls)"
     return line
-
-
-def check_line(checks: dict) -> str:
-    """'1,204 facts, 1,010 verified; subtotal 802 checked (3 failed), ...'"""
-    parts = [
-        f"{c['check'].replace('_', ' ')} {c['covered']:,} checked ({c['failed']:,} failed)"
-        for c in checks.get("checks", ())
-    ]
-    return f"{checks['facts']:,} facts, {checks['verified']:,} verified; " + ", ".join(parts)

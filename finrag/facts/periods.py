@@ -204,13 +204,13 @@ class FiscalCalendar:
         return (_normalized(day).month - self.year_end_month) % 3 == 0
 
     def describe(self) -> str:
-        """One line: 'year ends late September (52/53 weeks); FY named for the year it
-        ends in; from dei'."""
+        """One line: 'year ends near the end of September (52/53-week years); a fiscal
+        year is named for the year it ends in (from dei)'."""
         if self.ambiguous:
             return f"unknown: {self.ambiguous}"
         month = date(2000, self.year_end_month, 1).strftime("%B")
         day = f" {self.year_end_day}" if self.year_end_day and not self.weeks else ""
-        when = f"late {month} / early next month (52/53 weeks)" if self.weeks else f"{month}{day}"
+        when = f"near the end of {month} (52/53-week years)" if self.weeks else f"{month}{day}"
         named = "the year it begins in" if self.naming else "the year it ends in"
         return f"year ends {when}; a fiscal year is named for {named} (from {self.source})"
 

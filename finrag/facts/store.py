@@ -259,6 +259,34 @@ class CompanyCalendar:
             parts = ["filings disagree: " + " | ".join(parts)]
         return "; ".join(parts + unknown) or "no fiscal calendar stored"
 
+    def lines(self) -> list[str]:
+        """What `finrag facts` and `finrag kpi` say of it, one line each."""
+        out = [f"{self.company} fiscal calendar: {self.describe()}"]
+        if self.unplaced:
+            shown = ", ".join(f"{end} ({doc})" for doc, end in self.unplaced[:6])
+            more = f" and {len(self.unplaced) - 6} more" if len(self.unplaced) > 6 else ""
+            out.append(f"{self.company} periods not placed on it: {shown}{more}")
+        return out
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "describe": self.describe(),
+            "documents": [
+                {
+                    "document": doc,
+                    "year_end_month": c.year_end_month,
+                    "year_end_day": c.year_end_day,
+                    "weeks_52_53": c.weeks,
+                    "named_for": "start" if c.naming else "end",
+                    "source": c.source,
+                    "evidence": c.evidence,
+                    "ambiguous": c.ambiguous,
+                }
+                for doc, c in self.calendars
+            ],
+            "unplaced": [{"document": doc, "period_end": end} for doc, end in self.unplaced],
+        }
+
 
 def company_calendars(conn: psycopg.Connection, company_id: int) -> CompanyCalendar:
     name = conn.execute("SELECT name FROM companies WHERE id = %s", (company_id,)).fetchone()
@@ -273,7 +301,7 @@ def company_calendars(conn: psycopg.Connection, company_id: int) -> CompanyCalen
     ).fetchall()
     unplaced = conn.execute(
         """
-        SELECT DISTINCT d.path, coalesce(f.period_end::text, 'no date')
+        SELECT DISTINCT d.path, coalesce(f.period_end::text, 'a column without a date')
         FROM facts f JOIN documents d ON d.id = f.document_id
         WHERE f.company_id = %s AND f.fiscal_year IS NULL AND f.dimensions = '[]'::jsonb
           AND f.statement = ANY(%s)
