@@ -298,7 +298,13 @@ def _fiscal_calendar(root: etree._Element, contexts: dict[str, _Context | str]) 
         if namespace_and_local and (namespace_and_local[0] or "").startswith(_DEI):
             dei.setdefault(namespace_and_local[1], (_SPACES.sub(" ", _content(el)).strip(), el))
     document_end = None  # the filing's own period ends where its cover facts' context does
-    for name in ("DocumentPeriodEndDate", "DocumentFiscalPeriodFocus", "DocumentType"):
+    for name in (
+        "DocumentPeriodEndDate",
+        "DocumentFiscalPeriodFocus",
+        "DocumentType",
+        "DocumentFiscalYearFocus",
+        "CurrentFiscalYearEndDate",
+    ):
         context = contexts.get(dei[name][1].get("contextRef") or "") if name in dei else None
         if isinstance(context, _Context) and context.period.end:
             document_end = context.period.end
