@@ -60,7 +60,7 @@ BALANCE = [
         "LiabilitiesAndStockholdersEquity",
         8_000,
         7_500,
-    ),  # noqa: E501
+    ),
 ]
 INCOME = [
     ("Revenue", "Revenues", 20_000, 19_000),
@@ -81,10 +81,11 @@ def _cell(concept: str | None, context: str, value: int | None, printed: int | N
     )
 
 
-def _table(title: str, heads: tuple[str, str], rows, contexts, misprint=None) -> str:
+def _table(title: str, heads: tuple[str, str], rows, contexts, misprint=None, values=None) -> str:
     out = [f"<p>{title}</p><p>(In millions)</p><table>"]
     out.append(f"<tr><td></td><td>{heads[0]}</td><td>{heads[1]}</td></tr>")
     for label, concept, this, last in rows:
+        this = (values or {}).get(label, this)
         printed = misprint.get(label) if misprint else None
         out.append(
             f"<tr><td>{label}</td>{_cell(concept, contexts[0], this, printed)}"
@@ -94,9 +95,16 @@ def _table(title: str, heads: tuple[str, str], rows, contexts, misprint=None) ->
     return "\n".join(out)
 
 
-def retailer_10k(*, focus: str = "2023", misprint: dict[str, int] | None = None) -> str:
+def retailer_10k(
+    *,
+    focus: str = "2023",
+    misprint: dict[str, int] | None = None,
+    values: dict[str, int] | None = None,
+) -> str:
     """The filing; ``misprint``: a label whose current-year cell prints another number
-    (its tag says the same wrong number: the statement's arithmetic is what catches it)."""
+    (its tag says the same wrong number: the statement's arithmetic is what catches it);
+    ``values``: current-year figures by label, in place of the usual ones (a restatement
+    that still adds up)."""
     contexts = "\n".join(_CONTEXT.format(id=k, period=v) for k, v in CONTEXTS.items())
     body = [
         HEAD.format(focus=focus, contexts=contexts),
@@ -107,6 +115,7 @@ def retailer_10k(*, focus: str = "2023", misprint: dict[str, int] | None = None)
             INCOME,
             ("fy23", "fy22"),
             misprint,
+            values,
         ),
         '<div style="page-break-after:always"></div>',
         _table(
@@ -115,6 +124,7 @@ def retailer_10k(*, focus: str = "2023", misprint: dict[str, int] | None = None)
             BALANCE,
             ("i24", "i23"),
             misprint,
+            values,
         ),
         "</body></html>",
     ]

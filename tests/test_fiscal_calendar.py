@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
+from finrag.answer.pipeline import Asker
+from finrag.cli.ask_cmd import failed_check
 from finrag.facts.calendar import from_content, from_dei
 from finrag.facts.dictionary import metric
 from finrag.facts.ixbrl import extract_ixbrl_facts
@@ -23,6 +25,7 @@ from finrag.facts.store import company_calendars, query_facts
 from finrag.ingest.metadata import resolve_metadata
 from finrag.ingest.parse import Page, ParsedDocument
 from finrag.ingest.pipeline import ingest
+from finrag.llm.fake import FakeLLM
 from tests.calendar_fixture import retailer_10k
 from tests.conftest import REPO, SHARED
 
@@ -193,7 +196,7 @@ def test_the_store_answers_a_retailer_year_by_its_own_name(store) -> None:
     folder.mkdir(parents=True)
     (store_dir / "xrtl-10-k-2024-03-20.html").write_text(retailer_10k(), encoding="utf-8")
     bad = retailer_10k(misprint={"Total current assets": 5_100}).replace("XRTL", "XBAD")
-    bad = bad.replace("Example Retail Corporation", "Misprint Stores Inc.")
+    bad = bad.replace("Example Retail Corporation", "Misprint Retail Inc.")
     (store_dir / "xbad-10-k-2024-03-20.html").write_text(bad, encoding="utf-8")
     report = ingest([folder], settings, st)
     assert {r.status for r in report.results} == {"ingested"}, [r.reason for r in report.results]
@@ -254,3 +257,47 @@ def test_a_10q_named_report_pdf_is_read_from_its_cover_and_statements() -> None:
         "fiscal year: the file name says FY2023, the filing FY2024",
         "fiscal quarter: the file name says Q3, the filing Q2",
     ]
+
+
+def test_restated_and_unverified_figures_are_said_in_the_answer(store) -> None:
+    settings, st = store
+    folder = settings.home / "filings"
+    folder.mkdir(parents=True)
+    (folder / "xrtl-10-k-2024-03-20.html").write_text(retailer_10k(), encoding="utf-8")
+    # A later filing restates fiscal 2023's revenue (and the lines it adds up to).
+    restated = {"Revenue": 20_100, "Gross profit": 5_100, "Operating income": 2_100}
+    (folder / "xrtl-10-k-2024-06-28.html").write_text(
+        retailer_10k(values=restated), encoding="utf-8"
+    )
+    bad = retailer_10k(misprint={"Total current assets": 5_100}).replace("XRTL", "XBAD")
+    bad = bad.replace("Example Retail Corporation", "Misprint Retail Inc.")
+    (folder / "xbad-10-k-2024-03-20.html").write_text(bad, encoding="utf-8")
+    report = ingest([folder], settings, st)
+    assert {r.status for r in report.results} == {"ingested"}, [r.reason for r in report.results]
+    with st.connect() as conn:
+        company = conn.execute("SELECT id FROM companies WHERE ticker = 'XRTL'").fetchone()[0]
+        revenue = resolve_metric(conn, company, metric("revenue"), Period(2023))
+        assert isinstance(revenue, MetricValue) and revenue.value == 20_100_000_000
+        assert revenue.fact.document.endswith("xrtl-10-k-2024-06-28.html")
+        [earlier] = revenue.restated_from
+        assert earlier.value == 20_000_000_000 and earlier.document.endswith("03-20.html")
+    no_llm = settings.model_copy(
+        update={"answer": settings.answer.model_copy(update={"use_llm": False})}
+    )
+    asker = Asker(st, no_llm, llm=FakeLLM([]))  # `ask --no-llm`: the facts route
+    answer = asker.ask("What was Example Retail's revenue in fiscal 2023?", use_cache=False)
+    assert answer.route == "facts" and "20,100" in answer.answer, answer.answer
+    assert answer.status == "verified"
+    [said] = [w for w in answer.warnings if w.startswith("restated")]
+    assert "xrtl-10-k-2024-06-28.html" in said and "restated from" in said
+    assert "xrtl-10-k-2024-03-20.html" in said
+    # A figure whose statement does not add up is stated, flagged, and not verified:
+    # exit 0, and 8 with --strict.
+    answer = asker.ask(
+        "What were Misprint Retail's total current assets at the end of fiscal 2023?",
+        use_cache=False,
+    )
+    assert answer.route == "facts" and "5,100" in answer.answer, answer.answer
+    assert answer.status == "found_in_source"
+    assert any("not verified" in w and "do not add up" in w for w in answer.warnings)
+    assert not failed_check(answer) and failed_check(answer, strict=True)
