@@ -291,6 +291,9 @@ def test_restated_and_unverified_figures_are_said_in_the_answer(store) -> None:
     [said] = [w for w in answer.warnings if w.startswith("restated")]
     assert "xrtl-10-k-2024-06-28.html" in said and "restated from" in said
     assert "xrtl-10-k-2024-03-20.html" in said
+    # A date in the question is placed on the company's calendar: fiscal 2023's end.
+    dated = asker.ask("What were Example Retail's total assets as of February 3, 2024?")
+    assert "8,000" in dated.answer and dated.status == "verified", dated.answer
     # A figure whose statement does not add up is stated, flagged, and not verified:
     # exit 0, and 8 with --strict.
     answer = asker.ask(

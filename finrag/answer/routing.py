@@ -12,6 +12,7 @@ import psycopg
 from finrag.answer.facts_route import Company, FactsOutcome, answer_with_facts
 from finrag.answer.question_plan import NoPlan, plan_question
 from finrag.facts.periods import FiscalCalendar
+from finrag.facts.store import latest_calendar
 from finrag.retrieve.filters import QueryFilters
 
 
@@ -48,10 +49,6 @@ def choose_route(conn: psycopg.Connection, question: str, filters: QueryFilters)
 
 
 def _calendar(conn: psycopg.Connection, company_id: int) -> FiscalCalendar | None:
-    """The company's fiscal calendar, read from its latest filing."""
-    row = conn.execute(
-        "SELECT period_end, fiscal_quarter FROM documents WHERE company_id = %s "
-        "AND period_end IS NOT NULL ORDER BY period_end DESC LIMIT 1",
-        (company_id,),
-    ).fetchone()
-    return FiscalCalendar.from_document(*row) if row else None
+    """The company's fiscal calendar, as its latest filing states it (how it names its
+    years included: a date in the question is placed as the company places it)."""
+    return latest_calendar(conn, company_id)

@@ -243,6 +243,30 @@ def document_calendar(conn: psycopg.Connection, document_id: int) -> FiscalCalen
     return FiscalCalendar(*row) if row else None
 
 
+def latest_calendar(conn: psycopg.Connection, company_id: int) -> FiscalCalendar | None:
+    """The company's fiscal calendar as its latest filing states it; for a store written
+    before calendars were kept, the one its period end implies (years named for their end)."""
+    row = conn.execute(
+        """
+        SELECT d.period_end, d.fiscal_quarter, k.year_end_month, k.naming, k.year_end_day,
+               k.weeks_52_53, k.source, k.ambiguous, k.evidence
+        FROM documents d LEFT JOIN fiscal_calendars k ON k.document_id = d.id
+        WHERE d.company_id = %s AND d.period_end IS NOT NULL
+        ORDER BY (k.ambiguous IS NULL AND k.document_id IS NOT NULL) DESC, d.period_end DESC
+        LIMIT 1
+        """,
+        (company_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    end, quarter, *stored = row
+    return (
+        FiscalCalendar(*stored)
+        if stored[0] is not None
+        else FiscalCalendar.from_document(end, quarter)
+    )
+
+
 @dataclass(frozen=True)
 class CompanyCalendar:
     """What a company's filings say of its fiscal calendar, and what they left unplaced."""
