@@ -176,16 +176,16 @@ class FiscalCalendar:
 
     @classmethod
     def from_document(
-        cls, period_end: date | None, fiscal_quarter: int | None = None, naming: int = 0
+        cls, period_end: date | None, fiscal_quarter: int | None = None
     ) -> FiscalCalendar:
         """From a filing's own period end: a 10-K's is the fiscal year end; a 10-Q's is
         the end of quarter ``fiscal_quarter``, 3 months a quarter before it."""
         if period_end is None:
-            return cls(naming=naming)
+            return cls()
         month = _normalized(period_end).month
         if fiscal_quarter and fiscal_quarter < 4:
             month = (month + 3 * (4 - fiscal_quarter) - 1) % 12 + 1
-        return cls(month, naming)
+        return cls(month)
 
     @property
     def placeable(self) -> bool:
