@@ -130,48 +130,97 @@ def unverified_reason(checks: Sequence[str], failures: Sequence[str]) -> str | N
 
 
 def _tag_cell(facts: Sequence[Fact], marks: _Marks) -> list[tuple[int, int]]:
-    from finrag.facts.extract import same_period, same_value  # one definition of "same"
+    from finrag.facts.extract import same_period  # one definition of "same period"
 
-    tags: dict[str, list[int]] = defaultdict(list)
+    on_page: dict[int | None, list[int]] = defaultdict(list)
+    by_concept: dict[str, list[int]] = defaultdict(list)
     for i, f in enumerate(facts):
         if f.source == "ixbrl" and not f.dimensions and f.concept and f.value is not None:
-            tags[f.concept].append(i)
+            on_page[f.page].append(i)
+            by_concept[f.concept].append(i)
+    # A row is the concept its cells are tagged with; a "—" matches any zero tag, so
+    # zeros name no row.
     row_concepts: dict[tuple, set[str]] = defaultdict(set)
     for f in facts:
-        if f.source == "table" and f.concept:
+        if f.source == "table" and f.concept and f.value:
             row_concepts[(f.chunk_ordinal, f.row)].add(f.concept)
     pairs = []
     for i, cell in enumerate(facts):
-        if cell.source != "table" or cell.value is None:
+        if cell.source != "table" or not cell.value:
             continue
-        concepts = row_concepts.get((cell.chunk_ordinal, cell.row), set())
-        if len(concepts) != 1:
-            continue
-        concept = next(iter(concepts))
-        same = [j for j in tags.get(concept, ()) if same_period(cell, facts[j])]
-        if not same:
-            continue
-        agree = [j for j in same if same_value(cell, facts[j])]
+        agree = [
+            j
+            for j in on_page.get(cell.page, ())
+            if same_period(cell, facts[j]) and _same_number(cell, facts[j])
+        ]
         if not agree:
-            tag = facts[same[0]]
-            marks.fail(
-                TAG_CELL,
-                i,
-                f"the table prints {cell.printed or cell.value} where the iXBRL tag "
-                f"{concept} for the same period says {tag.printed or tag.value}",
-            )
+            concepts = row_concepts.get((cell.chunk_ordinal, cell.row), set())
+            # Only where columns are periods: an equity statement's are its components
+            # (retained earnings, noncontrolling interests), tagged by axis member.
+            if len(concepts) == 1 and cell.statement in model.PRIMARY_STATEMENTS:
+                concept = next(iter(concepts))
+                same = [j for j in by_concept[concept] if same_period(cell, facts[j])]
+                moved = [
+                    j
+                    for j in on_page.get(cell.page, ())
+                    if facts[j].concept == concept and _same_number(cell, facts[j])
+                ]
+                if same:
+                    tag = facts[same[0]]
+                    marks.fail(
+                        TAG_CELL,
+                        i,
+                        f"the table prints {cell.printed or cell.value} where the iXBRL tag "
+                        f"{concept} for the same period says {tag.printed or tag.value}",
+                    )
+                elif moved:  # the number is right and its column's period is not
+                    marks.fail(
+                        TAG_CELL,
+                        i,
+                        f"the iXBRL tag {concept} with this number is for "
+                        f"{_when(facts[moved[0]])}; the table reads it as {_when(cell)}",
+                    )
             continue
-        on_page = [j for j in agree if facts[j].page == cell.page] or agree
-        j = on_page[0]
-        years = (cell.period.fiscal_year, facts[j].period.fiscal_year)
-        if None not in years and years[0] != years[1]:
-            why = f"the table places it in FY{years[0]}, the iXBRL tag in FY{years[1]}"
+        placed = [
+            j for j in agree if None not in (cell.period.fiscal_year, facts[j].period.fiscal_year)
+        ]
+        apart = [j for j in placed if cell.period.fiscal_year != facts[j].period.fiscal_year]
+        if apart:
+            j = apart[0]
+            why = (
+                f"the table places it in FY{cell.period.fiscal_year}, the iXBRL tag in "
+                f"FY{facts[j].period.fiscal_year}"
+            )
             marks.fail(TAG_CELL, i, why)
             marks.fail(TAG_CELL, j, why)
             continue
         marks.ok(TAG_CELL, (i, *agree))
-        pairs += [(i, k) for k in on_page]
+        pairs += [(i, j) for j in agree]
     return pairs
+
+
+def _when(fact: Fact) -> str:
+    p = fact.period
+    if p.instant and p.end:
+        return f"the balance at {p.end.isoformat()}"
+    span = f"{p.months} months" if p.months else "a period"
+    end = f" ended {p.end.isoformat()}" if p.end else ""
+    return f"{span}{end}" + (f" (FY{p.fiscal_year})" if p.fiscal_year else "")
+
+
+def _same_number(cell: Fact, tag: Fact) -> bool:
+    """The tag holds the cell's number: as printed, as a ratio of its percentage, or with
+    its sign turned (a payment tagged positive and printed in parentheses)."""
+    from finrag.facts.extract import same_value
+
+    if same_value(cell, tag):
+        return True
+    return (
+        cell.unit != "%"
+        and cell.value is not None
+        and tag.value is not None
+        and (abs(cell.value) == abs(tag.value))
+    )
 
 
 # ---- subtotals ------------------------------------------------------------------------
@@ -277,11 +326,19 @@ def _step(values: Sequence[Decimal | None]) -> Decimal:
 
 def _identity(facts: Sequence[Fact], marks: _Marks) -> None:
     tags: dict[tuple, dict[str, int]] = defaultdict(dict)
+    repeated: dict[tuple, list[int]] = defaultdict(list)
     for i, f in enumerate(facts):
         if f.source == "ixbrl" and f.period.instant and not f.dimensions and f.value is not None:
-            tags[f.period.end][f.concept or ""] = i
+            tags[f.period.end].setdefault(f.concept or "", i)
+            repeated[(f.period.end, f.concept, f.value)].append(i)
     for at in tags.values():
         _identity_of(facts, marks, at)
+    # A balance tagged twice (the balance sheet and a note) is one number: checked once.
+    for same in repeated.values():
+        first = same[0]
+        for i in same[1:]:
+            marks.passed[i] |= marks.passed[first] & {IDENTITY}
+            marks.failed[i] += [f for f in marks.failed[first] if f.startswith(IDENTITY)]
     tables: dict[tuple, dict[str, int]] = defaultdict(dict)
     for i, f in enumerate(facts):
         if f.source != "table" or f.statement != model.BALANCE or f.value is None or not f.label:

@@ -269,6 +269,8 @@ class MetricResolver:
         for _, f in sorted(ranked, key=lambda pair: pair[0]):
             if (
                 f.document_id != best.document_id
+                and f.verified  # a cell that failed its checks restates nothing
+                and f.months == best.months
                 and f.statement == best.statement
                 and (f.concept == best.concept or f.label == best.label)
                 and metric.natural_value(f.value) != value
