@@ -320,16 +320,20 @@ def test_fiscal_year_end_as_filings_print_it(year_end: str, fmt: str | None) -> 
     # The quarter ended June 29, 2024: Q2 on a calendar year, Q3 when the year ends in
     # September, and only the year end says which.
     format_attribute = f' format="{fmt}"' if fmt else ""
-    hidden = (
+    declared = (
         f'<ix:nonNumeric name="dei:CurrentFiscalYearEndDate" contextRef="q4"{format_attribute}>'
         f"{year_end}</ix:nonNumeric>"
     )
+    named = '<ix:nonNumeric name="dei:DocumentFiscalYearFocus" contextRef="q4">2024</ix:nonNumeric>'
     resources = RESOURCES.replace("2024-06-30", "2024-03-31").replace(
         "2024-09-28</xbrli:endDate>", "2024-06-29</xbrli:endDate>"
     )
     body = fact_tag("1", 'contextRef="q4" unitRef="usd" decimals="0"')
-    (fact,) = extract_ixbrl_facts(ixbrl(body, hidden=hidden, resources=resources)).facts
+    (fact,) = extract_ixbrl_facts(ixbrl(body, hidden=declared + named, resources=resources)).facts
     assert (fact.period.fiscal_year, fact.period.fiscal_quarter) == (2024, 3)
+    # Without DocumentFiscalYearFocus the year's name is not said: nothing is placed.
+    found = extract_ixbrl_facts(ixbrl(body, hidden=declared, resources=resources))
+    assert not found.calendar.placeable and found.facts[0].period.fiscal_year is None
 
 
 # ---- input handling -------------------------------------------------------------------------

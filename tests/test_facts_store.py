@@ -11,6 +11,7 @@ from decimal import Decimal
 from finrag.db.documents import remove_document
 from finrag.embed import get_embedder
 from finrag.facts import model
+from finrag.facts.checks import check_facts
 from finrag.facts.extract import table_facts
 from finrag.facts.periods import FiscalCalendar
 from finrag.facts.statements import statement_view
@@ -41,7 +42,7 @@ def _store_apple(conn, settings, name: str = "AAPL_2024_10K.htm") -> tuple[int, 
         "SELECT company_id FROM documents WHERE id = %s", (doc_id,)
     ).fetchone()[0]
     with conn.transaction():
-        write_facts(conn, doc_id, company_id, table_facts(chunks, FiscalCalendar(9)))
+        write_facts(conn, doc_id, company_id, check_facts(table_facts(chunks, FiscalCalendar(9))))
     return doc_id, company_id
 
 

@@ -200,4 +200,4 @@ def test_committed_set_is_what_the_script_writes() -> None:
         [sys.executable, str(SCRIPT), str(EDGAR)], capture_output=True, text=True, check=True
     )
     assert done.stdout == DATASET.read_text(encoding="utf-8")
-    assert "questions from 6 filings" in done.stderr
+    assert "questions from 12 filings" in done.stderr

@@ -90,9 +90,16 @@ def test_cover_page_text() -> None:
     assert from_content(cover) == {
         "form_type": "10-K",
         "period_end": date(2018, 12, 31),
-        "fiscal_year": 2018,
         "company": "3M COMPANY",
     }
+    # The fiscal year is the calendar's: a year ending December 31 is that year's.
+    meta = resolve_metadata(Path("/d/report.pdf"), Path("/d"), cover)
+    assert (meta.fiscal_year, meta.fiscal_quarter, meta.sources["fiscal_year"]) == (
+        2018,
+        None,
+        "filing",
+    )
+    assert meta.calendar is not None and meta.calendar.year_end_month == 12
 
 
 def test_ticker_from_the_cover_table() -> None:

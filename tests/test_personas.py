@@ -12,6 +12,7 @@ from decimal import Decimal
 import pytest
 
 from finrag.errors import ExitCode, FinragError, UsageError
+from finrag.facts.checks import check_facts
 from finrag.facts.extract import table_facts
 from finrag.facts.kpi import kpis
 from finrag.facts.periods import FiscalCalendar
@@ -65,7 +66,7 @@ def _store_apple(conn, settings) -> None:
     with conn.transaction():
         # The fiscal year ends in September: a balance on September 28 is the year's.
         conn.execute("UPDATE documents SET period_end = '2024-09-28' WHERE id = %s", (doc_id,))
-        write_facts(conn, doc_id, company_id, table_facts(chunks, FiscalCalendar(9)))
+        write_facts(conn, doc_id, company_id, check_facts(table_facts(chunks, FiscalCalendar(9))))
 
 
 @pytest.fixture

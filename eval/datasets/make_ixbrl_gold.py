@@ -452,6 +452,64 @@ tsla-q2-2025-gross-margin | kpi | percent | gross_profit[cur] / revenue[cur] * 1
 tsla-q2-2025-operating-margin | kpi | percent | operating_income[cur] / revenue[cur] * 100 | What was Tesla's operating margin in Q2 2025?
 tsla-q2-2025-revenue-growth | kpi | percent | (revenue[cur] / revenue[prior] - 1) * 100 | What was Tesla's year-over-year revenue growth in Q2 2025?
 tsla-q2-2025-opex-ratio | defined-formula | percent | opex[cur] / revenue[cur] * 100 | What was Tesla's operating expense ratio in Q2 2025, defined as total operating expenses / total revenues?
+[ba-10-k]
+ba-fy24-revenue | metric | money | revenue[cur] | What were Boeing's total revenues in 2024?
+ba-fy23-revenue | metric | money | revenue[prior] | How much revenue did Boeing report for fiscal year 2023?
+ba-fy24-total-assets | metric | money | total_assets[cur_end] | What were Boeing's total assets at December 31, 2024?
+ba-fy23-total-assets | metric | money | total_assets[prior_end] | What were Boeing's total assets at the end of 2023?
+ba-fy24-total-liabilities | metric | money | total_liabilities[cur_end] | What were Boeing's total liabilities at the end of fiscal 2024?
+ba-fy24-cash | metric | money | cash[cur_end] | How much cash and cash equivalents did Boeing hold at the end of 2024?
+ba-fy24-capex | metric | money | capex[cur] | What were Boeing's property, plant and equipment additions in 2024?
+ba-fy24-rnd | metric | money | rnd[cur] | How much did Boeing spend on research and development in FY2024?
+ba-fy24-current-ratio | kpi | ratio | current_assets[cur_end] / current_liabilities[cur_end] | What was Boeing's current ratio at the end of 2024?
+ba-fy24-capex-to-da | defined-formula | ratio | capex[cur] / depreciation_and_amortization[cur] | What was Boeing's reinvestment ratio in 2024, defined as capital expenditures / depreciation and amortization?
+
+[ba-10-q]
+ba-q2-2025-revenue | metric | money | revenue[cur] | What were Boeing's revenues in the second quarter of 2025?
+ba-q2-2024-revenue | metric | money | revenue[prior] | What were Boeing's revenues for the three months ended June 30, 2024?
+ba-q2-2025-total-assets | metric | money | total_assets[cur_end] | What were Boeing's total assets as of June 30, 2025?
+ba-q2-2025-cash | metric | money | cash[cur_end] | How much cash and cash equivalents did Boeing have at June 30, 2025?
+ba-q2-2025-gross-margin | kpi | percent | gross_profit[cur] / revenue[cur] * 100 | What was Boeing's gross margin in Q2 2025?
+ba-q2-2025-current-ratio | kpi | ratio | current_assets[cur_end] / current_liabilities[cur_end] | What was Boeing's current ratio as of June 30, 2025?
+ba-q2-2025-revenue-growth | kpi | percent | (revenue[cur] / revenue[prior] - 1) * 100 | How much did Boeing's revenues grow year over year in the second quarter of 2025?
+
+[crm-10-k]
+crm-fy25-revenue | metric | money | revenue[cur] | What were Salesforce's total revenues in fiscal 2025?
+crm-fy24-revenue | metric | money | revenue[prior] | What were Salesforce's total revenues in fiscal 2024?
+crm-fy25-net-income | metric | money | net_income[cur] | What was Salesforce's net income for fiscal year 2025?
+crm-fy25-total-assets | metric | money | total_assets[cur_end] | What were Salesforce's total assets at the end of fiscal 2025?
+crm-fy24-total-assets | metric | money | total_assets[prior_end] | What were Salesforce's total assets at the end of fiscal 2024?
+crm-fy25-cash | metric | money | cash[cur_end] | How much cash and cash equivalents did Salesforce hold at January 31, 2025?
+crm-fy25-ocf | metric | money | operating_cash_flow[cur] | How much cash did Salesforce generate from operating activities in FY2025?
+crm-fy25-operating-margin | kpi | percent | operating_income[cur] / revenue[cur] * 100 | What was Salesforce's operating margin in fiscal 2025?
+crm-fy25-fcf | kpi | money | operating_cash_flow[cur] - capex[cur] | What was Salesforce's free cash flow in fiscal 2025?
+crm-fy25-current-ratio | kpi | ratio | current_assets[cur_end] / current_liabilities[cur_end] | What was Salesforce's current ratio at the end of fiscal 2025?
+crm-fy25-buyback-payout | defined-formula | percent | share_repurchases[cur] / net_income[cur] * 100 | What was Salesforce's buyback payout in fiscal 2025, defined as repurchases of common stock divided by net income?
+
+[nvda-10-k]
+nvda-fy25-revenue | metric | money | revenue[cur] | What was NVIDIA's revenue in fiscal 2025?
+nvda-fy24-net-income | metric | money | net_income[prior] | What was NVIDIA's net income for fiscal year 2024?
+nvda-fy25-total-assets | metric | money | total_assets[cur_end] | What were NVIDIA's total assets at the end of fiscal 2025?
+nvda-fy24-total-assets | metric | money | total_assets[prior_end] | What were NVIDIA's total assets at the end of fiscal 2024?
+nvda-fy25-inventory | metric | money | inventory[cur_end] | How much inventory did NVIDIA hold at January 26, 2025?
+nvda-fy25-capex | metric | money | capex[cur] | What were NVIDIA's purchases of property and equipment in FY2025?
+nvda-fy25-gross-margin | kpi | percent | gross_profit[cur] / revenue[cur] * 100 | What was NVIDIA's gross margin in fiscal 2025?
+nvda-fy25-net-margin | kpi | percent | net_income[cur] / revenue[cur] * 100 | What was NVIDIA's net margin in fiscal year 2025?
+nvda-fy25-current-ratio | kpi | ratio | current_assets[cur_end] / current_liabilities[cur_end] | What was NVIDIA's current ratio at the end of fiscal 2025?
+nvda-fy25-asset-turnover | defined-formula | ratio | revenue[cur] / ((total_assets[cur_end] + total_assets[prior_end]) / 2) | What was NVIDIA's asset turnover in fiscal 2025, defined as FY2025 revenue / average total assets between FY2024 and FY2025?
+
+[pg-10-q]
+pg-q3fy25-revenue | metric | money | revenue[cur] | What were Procter & Gamble's net sales in the third quarter of fiscal 2025?
+pg-q3fy24-revenue | metric | money | revenue[prior] | What were Procter & Gamble's net sales in Q3 of fiscal 2024?
+pg-q3fy25-net-income | metric | money | net_income[cur] | What was Procter & Gamble's net earnings attributable to the company for the quarter ended March 31, 2025?
+pg-q3fy25-total-assets | metric | money | total_assets[cur_end] | What were Procter & Gamble's total assets as of March 31, 2025?
+pg-fy24-total-assets | metric | money | total_assets[prior_end] | What were Procter & Gamble's total assets at the end of fiscal 2024?
+pg-q3fy25-inventory | metric | money | inventory[cur_end] | How much inventory did Procter & Gamble carry at March 31, 2025?
+pg-q3fy25-operating-margin | kpi | percent | operating_income[cur] / revenue[cur] * 100 | What was Procter & Gamble's operating margin in the third quarter of fiscal 2025?
+pg-q3fy25-current-ratio | kpi | ratio | current_assets[cur_end] / current_liabilities[cur_end] | What was Procter & Gamble's current ratio as of March 31, 2025?
+
+[wfc-10-k]
+wfc-shares-outstanding | metric | shares | shares_outstanding[cover] | How many shares of Wells Fargo common stock were outstanding according to the cover of its 2024 10-K?
 """  # noqa: E501 - one question a line reads better than wrapped
 
 
@@ -487,6 +545,8 @@ def _fiscal(filing: Filing, spec: Spec) -> tuple[int, int | None]:
         year -= 1
     focus = filing.dei.get("DocumentFiscalPeriodFocus", "FY")
     quarter = int(focus[1]) if re.fullmatch(r"Q[1-4]", focus) else None
+    if roles == {"prior_end"}:
+        quarter = None  # a 10-Q's comparative balance is the prior fiscal year's end
     return year, quarter
 
 

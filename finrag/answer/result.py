@@ -65,4 +65,7 @@ class Answer:
         data.pop("chunks")
         data["calculations"] = [c.as_dict() for c in self.calculations]
         data["citations"] = [c.as_dict() for c in self.citations]  # with path, page, ref
+        # Every number traced to a cross-checked fact or a calculation on them (a stored
+        # figure that failed its checks makes this false, with a warning saying why).
+        data["verified"] = self.status == "verified"
         return data

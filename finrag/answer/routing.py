@@ -17,6 +17,7 @@ from finrag.answer.question_plan import NO_YEAR, NoPlan, plan_question
 from finrag.answer.segments import answer_segments
 from finrag.facts.lookup import Period
 from finrag.facts.periods import FiscalCalendar
+from finrag.facts.store import latest_calendar
 from finrag.retrieve.filters import QueryFilters
 
 
@@ -135,10 +136,6 @@ def _say_latest(outcome: FactsOutcome, period: Period, filters: QueryFilters) ->
 
 
 def _calendar(conn: psycopg.Connection, company_id: int) -> FiscalCalendar | None:
-    """The company's fiscal calendar, read from its latest filing."""
-    row = conn.execute(
-        "SELECT period_end, fiscal_quarter FROM documents WHERE company_id = %s "
-        "AND period_end IS NOT NULL ORDER BY period_end DESC LIMIT 1",
-        (company_id,),
-    ).fetchone()
-    return FiscalCalendar.from_document(*row) if row else None
+    """The company's fiscal calendar, as its latest filing states it (how it names its
+    years included: a date in the question is placed as the company places it)."""
+    return latest_calendar(conn, company_id)

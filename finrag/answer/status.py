@@ -1,7 +1,10 @@
 """How far each number in an answer is checked, in words that mean what they say.
 
 - ``verified``: the number is a value of the facts store (a stored line item, with its
-  fact id) or the result of a calculation whose every input is such a value.
+  fact id) that passed a cross-check against the filing's own arithmetic or tags
+  (finrag.facts.checks), or the result of a calculation whose every input is such a
+  value. A stored value that failed its checks, or that no check covers, is
+  ``found_in_source`` with the reason, and the answer carries a warning.
 - ``found_in_source``: the number is printed in an excerpt its sentence cites (or in a
   checked fact's quote from it), or computed from numbers found there. The model chose
   it; nothing says it is the figure asked for (Best Buy's 26.1 % tax rate read as the
@@ -89,6 +92,10 @@ def _check(amount, sentence, stored, on_facts, on_excerpts, shown, marks) -> Num
 def _checked(amount, sentence, stored, on_facts, on_excerpts, shown, marks) -> NumberCheck:
     for fv, amounts in stored:
         if found_in(amount, amounts):
+            if fv.get("verified") is False:
+                why = fv.get("unverified_reason") or "not cross-checked"
+                words = f"{_fact_words(fv)}, not verified: {why}"
+                return NumberCheck(amount.text, FOUND_IN_SOURCE, words, sentence)
             return NumberCheck(amount.text, VERIFIED, _fact_words(fv), sentence)
     for outcome, results in on_facts:
         if found_in(amount, results):
@@ -136,7 +143,30 @@ def settle(answer: Answer) -> Answer:
     )
     answer.numbers = [c.as_dict() for c in checks]
     answer.status = overall_status(checks)
+    for words in fact_warnings(answer.fact_values):
+        if words not in answer.warnings:
+            answer.warnings.append(words)
+            answer.flags.append(words)
     return answer
+
+
+def fact_warnings(fact_values: Sequence[dict[str, Any]]) -> list[str]:
+    """What an answer must say of the stored values it rests on: one that is not
+    verified (and why), one that a later filing restated (and from what)."""
+    found = []
+    for fv in fact_values:
+        what = fv.get("label") or fv.get("concept") or fv.get("metric") or "a stored fact"
+        period = f" {fv['period']}" if fv.get("period") else ""
+        if fv.get("verified") is False:
+            why = fv.get("unverified_reason") or "not cross-checked"
+            found.append(f"not verified: {what}{period} ({fv.get('printed', '')}): {why}")
+        for old in fv.get("restated_from") or ():
+            found.append(
+                f"restated: {what}{period} is {fv.get('printed', '')} in "
+                f"{fv.get('ref') or fv.get('document')}, restated from {old.get('printed')} "
+                f"({old.get('ref') or old.get('document')})"
+            )
+    return found
 
 
 def _fact_amounts(fv: dict[str, Any]) -> list[Amount]:
@@ -160,7 +190,8 @@ def _fact_words(fv: dict[str, Any]) -> str:
 def _calculation_results(calculations, stored):
     """Calculations split by what their inputs rest on: stored facts only, or excerpts."""
     on_facts, on_excerpts = [], []
-    fact_amounts = [a for _fv, amounts in stored for a in amounts]
+    # Only verified values make a calculation verified.
+    fact_amounts = [a for fv, amounts in stored if fv.get("verified") is not False for a in amounts]
     for outcome in calculations:
         if outcome.result is None or outcome.error or outcome.unsourced_inputs:
             continue

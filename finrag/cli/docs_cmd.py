@@ -15,6 +15,8 @@ from finrag.db import open_store
 from finrag.db.companies import document_aliases
 from finrag.db.documents import get_document, list_documents, remove_document
 from finrag.errors import UsageError
+from finrag.facts.checks import coverage_line
+from finrag.facts.store import check_coverage, document_calendar
 
 app = typer.Typer(help="List, show and remove ingested documents.", no_args_is_help=True)
 
@@ -67,23 +69,34 @@ def show(
     ref: Annotated[str, typer.Argument(help="Document id, path, or file name.")],
     as_json: JsonOption = False,
 ) -> None:
-    """One document: metadata and where each field came from, chunk counts, and the names
-    its company answers to in questions."""
+    """One document: metadata and where each field came from, chunk counts, the names
+    its company answers to in questions, its fiscal calendar, and how many of its facts
+    each cross-check covers and fails."""
     store = open_store(app_state(ctx).settings)
     try:
         with store.connect() as conn:
             doc = get_document(conn, ref)
             aliases = document_aliases(conn, doc.id) if doc is not None else []
+            calendar = document_calendar(conn, doc.id) if doc is not None else None
+            checks = check_coverage(conn, doc.id) if doc is not None else {}
     finally:
         store.close()
     if doc is None:
         raise UsageError(f"no document {ref!r}", hint="see `finrag docs list`")
-    shown = {**doc.as_dict(), "company_aliases": aliases}
+    shown = {
+        **doc.as_dict(),
+        "company_aliases": aliases,
+        "fiscal_calendar": calendar.describe() if calendar else None,
+        "fact_checks": checks,
+    }
     if as_json:
         print_json(shown)
         return
+    checks = shown.pop("fact_checks")
     for key, value in shown.items():
         out.print(f"{key:>16}: {words(value)}", highlight=False)
+    if checks.get("facts"):
+        out.print(f"{'fact checks':>16}: {coverage_line(checks)}", highlight=False)
 
 
 @app.command("rm")

@@ -18,6 +18,7 @@ from finrag.errors import UsageError
 from finrag.facts.dictionary import metric
 from finrag.facts.lookup import metric_values
 from finrag.facts.statements import STATEMENT_NAMES, StatementView, statement_view
+from finrag.facts.store import company_calendars
 
 _MILLIONS_CAPTION = "USD and shares in millions; per-share amounts and percentages as printed"
 
@@ -59,11 +60,15 @@ def facts_command(
         )
     with open_store(app_state(ctx).settings) as store, store.connect() as conn:
         company_id, name, _ = require_company(conn, company)
+        calendar = company_calendars(conn, company_id)
+        if not as_json:
+            for line in calendar.lines():  # on stderr: the table and CSV stay as they are
+                err.print(line, style="dim", highlight=False)
         if chosen is not None:
             values = metric_values(
                 conn, company_id, chosen, fiscal_year=year, fiscal_quarter=quarter
             )
-            _show_metric(name, chosen, values, as_json=as_json, as_csv=as_csv)
+            _show_metric(name, chosen, values, as_json=as_json, as_csv=as_csv, calendar=calendar)
             return
         view = statement_view(
             conn,
@@ -74,7 +79,7 @@ def facts_command(
             fiscal_quarter=quarter,
         )
     if as_json:
-        print_json(view.as_dict())
+        print_json({**view.as_dict(), "calendar": calendar.as_dict()})
     elif as_csv:
         _write_csv(view)
     elif not view.rows:
@@ -83,7 +88,9 @@ def facts_command(
         _print_statement(view)
 
 
-def _show_metric(company: str, chosen, values, *, as_json: bool, as_csv: bool) -> None:
+def _show_metric(
+    company: str, chosen, values, *, as_json: bool, as_csv: bool, calendar=None
+) -> None:
     if as_json:
         print_json(
             {
@@ -91,6 +98,7 @@ def _show_metric(company: str, chosen, values, *, as_json: bool, as_csv: bool) -
                 "metric": chosen.name,
                 "display": chosen.display,
                 "values": [v.as_dict() for v in values],
+                "calendar": calendar.as_dict() if calendar else None,
             }
         )
         return

@@ -24,6 +24,7 @@ from finrag.cli.render import err, out, print_json
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
+from finrag.facts.checks import coverage_line
 from finrag.ingest.pipeline import FAILED, FileResult, IngestEvent, IngestReport, ingest
 
 
@@ -342,6 +343,9 @@ def _print_summary(report: IngestReport) -> None:
     readings = [r.graph for r in report.results if r.graph and not r.graph["skipped"]]
     if readings:
         err.print(_graph_line(readings, len(report.results)), highlight=False)
+    for r in report.results:
+        if r.status in ("ingested", "replaced") and r.checks.get("facts"):
+            err.print(Text(f"  facts: {Path(r.path).name}: {coverage_line(r.checks)}"))
     for r in report.results:
         for warning in r.warnings if r.status in ("ingested", "replaced") else ():
             err.print(Text(f"  warning: {r.path}: {warning}"))

@@ -143,6 +143,9 @@ def _print_tables(report: KpiReport) -> None:
     columns, rows, options, notes = kpi_table(report)
     print_table(columns, rows, **options)
     print_notes(notes)
+    for company in report.companies:
+        for line in company.calendar.lines() if company.calendar else ():
+            err.print(Text(line, style="dim"))
 
 
 def _finish(report: KpiReport, *, chart: bool, png: Path | None) -> None:

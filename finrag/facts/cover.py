@@ -21,7 +21,7 @@ from finrag.facts.ixbrl import (
     _content,
     _Context,
     _contexts,
-    _fiscal_resolver,
+    _fiscal_calendar,
     _parse,
     _qname,
 )
@@ -50,7 +50,7 @@ def cover_facts(html: bytes | str | Path | etree._Element) -> list[Fact]:
     """The cover-page text facts of an inline XBRL filing (none for another document)."""
     root = html if isinstance(html, etree._Element) else _parse(html)
     contexts = _contexts(root)
-    resolve = _fiscal_resolver(root, contexts)
+    calendar = _fiscal_calendar(root, contexts)
     pages = PageMap(root)
     out: list[Fact] = []
     seen: set[tuple] = set()
@@ -69,7 +69,7 @@ def cover_facts(html: bytes | str | Path | etree._Element) -> list[Fact]:
         fact = Fact(
             value=None,
             unit=None,
-            period=resolve(context.period),
+            period=calendar.resolve(context.period),
             source="ixbrl",
             concept=f"dei:{name[1]}",
             dimensions=context.dimensions,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from finrag.facts.cells import Units
+from finrag.facts.checks import check_facts
 from finrag.facts.cover import cover_facts
 from finrag.facts.ixbrl import extract_ixbrl_facts
 from finrag.facts.model import Fact
@@ -31,7 +32,7 @@ class Chunk(Protocol):
     content: str
 
 
-FACTS_VERSION = 1  # bump when extraction changes: documents read as stale, --rebuild redoes them
+FACTS_VERSION = 2  # bump when extraction changes: documents read as stale, --rebuild redoes them
 
 
 def document_facts(
@@ -41,19 +42,24 @@ def document_facts(
     *,
     period_end: date | None,
     fiscal_quarter: int | None,
+    calendar: FiscalCalendar | None = None,
 ) -> list[Fact]:
-    """The facts of one parsed and chunked filing."""
-    calendar = FiscalCalendar.from_document(period_end, fiscal_quarter)
-    tables = table_facts(chunks, calendar)
+    """The facts of one parsed and chunked filing, each placed on ``calendar`` (the one
+    the filing states: finrag.facts.calendar), or else on its period's end and quarter."""
+    if calendar is None:
+        calendar = FiscalCalendar.from_document(period_end, fiscal_quarter)
     if kind != "html":
-        return tables
-    tagged = extract_ixbrl_facts(path).facts
+        return check_facts(table_facts(chunks, calendar))
+    found = extract_ixbrl_facts(path)
+    tagged = found.facts
     if not tagged:
-        return tables
+        return check_facts(table_facts(chunks, calendar))
     tagged += cover_facts(path)  # the cover's text: symbols, exchanges, filer category
+    # One calendar for the tags and the cells that print them: the dei facts'.
+    tables = table_facts(chunks, found.calendar)
     tagged = [replace(f, chunk_ordinal=_chunk_on_page(chunks, f)) for f in tagged]
     named, tagged = name_concepts(tables, tagged)
-    return [*named, *tagged]
+    return check_facts([*named, *tagged])
 
 
 def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]:

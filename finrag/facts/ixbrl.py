@@ -10,7 +10,6 @@ unknown format, text its format does not allow, a missing context) is reported i
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
@@ -20,10 +19,11 @@ from lxml import etree
 
 from finrag.errors import DocumentParseError
 from finrag.facts import model
+from finrag.facts.calendar import from_dei, month_day
 from finrag.facts.ixbrl_formats import UnknownFormat, parse_number
 from finrag.facts.ixbrl_pages import PageMap
 from finrag.facts.model import Fact
-from finrag.facts.periods import FiscalCalendar, Period, month_number, months_between
+from finrag.facts.periods import FiscalCalendar, Period, months_between
 
 IX = "http://www.xbrl.org/2013/inlineXBRL"
 XBRLI = "http://www.xbrl.org/2003/instance"
@@ -57,6 +57,7 @@ class IxbrlFacts:
     element_ids: list[str | None] = field(default_factory=list)  # facts[i]'s element id
     skipped: list[SkippedFact] = field(default_factory=list)
     page_count: int = 0  # pages as EdgarHtmlParser splits the same file
+    calendar: FiscalCalendar = field(default_factory=FiscalCalendar)  # from its dei facts
 
     def by_id(self, element_id: str) -> Fact:
         return self.facts[self.element_ids.index(element_id)]
@@ -78,13 +79,13 @@ def extract_ixbrl_facts(html: bytes | str | Path) -> IxbrlFacts:
     contexts = _contexts(root)
     units = _units(root)
     pages = PageMap(root)
-    resolve = _fiscal_resolver(root, contexts)
+    calendar = _fiscal_calendar(root, contexts)
     shown_by = {
         match.group(1): el
         for el in root.iter()
         if isinstance(el.tag, str) and (match := _SEC_HIDDEN.search(el.get("style") or ""))
     }
-    result = IxbrlFacts(page_count=pages.page_count)
+    result = IxbrlFacts(page_count=pages.page_count, calendar=calendar)
     for el in root.iter(_NON_FRACTION):
         printed = _SPACES.sub(" ", _content(el)).strip()
         element_id = el.get("id")
@@ -99,7 +100,7 @@ def extract_ixbrl_facts(html: bytes | str | Path) -> IxbrlFacts:
         page = pages.page(where)
         in_table = any(a.tag == _TABLE for a in where.iterancestors())
         statement = model.TEXT if page is not None and not in_table else model.OTHER_TABLE
-        period = resolve(fact.period)
+        period = calendar.resolve(fact.period)
         result.facts.append(replace(fact, period=period, page=page, statement=statement))
         result.element_ids.append(element_id)
     return result
@@ -289,68 +290,29 @@ def _measures(parent: etree._Element | None) -> str:
 # ---- the fiscal calendar --------------------------------------------------------------
 
 
-def _fiscal_resolver(
-    root: etree._Element, contexts: dict[str, _Context | str]
-) -> Callable[[Period], Period]:
-    """A function filling in fiscal year and quarter, from the filing's dei facts."""
+def _fiscal_calendar(root: etree._Element, contexts: dict[str, _Context | str]) -> FiscalCalendar:
+    """The calendar the filing's dei facts declare (finrag.facts.calendar.from_dei)."""
     dei: dict[str, tuple[str, etree._Element]] = {}
     for el in root.iter(_NON_NUMERIC, _NON_FRACTION):
         namespace_and_local = _qname(el, el.get("name"))
         if namespace_and_local and (namespace_and_local[0] or "").startswith(_DEI):
             dei.setdefault(namespace_and_local[1], (_SPACES.sub(" ", _content(el)).strip(), el))
     document_end = None  # the filing's own period ends where its cover facts' context does
-    for name in ("DocumentPeriodEndDate", "DocumentFiscalPeriodFocus", "DocumentType"):
+    for name in (
+        "DocumentPeriodEndDate",
+        "DocumentFiscalPeriodFocus",
+        "DocumentType",
+        "DocumentFiscalYearFocus",
+        "CurrentFiscalYearEndDate",
+    ):
         context = contexts.get(dei[name][1].get("contextRef") or "") if name in dei else None
         if isinstance(context, _Context) and context.period.end:
             document_end = context.period.end
             break
-    focus_period = dei.get("DocumentFiscalPeriodFocus", ("", None))[0].upper()
-    focus_quarter = int(focus_period[1]) if re.fullmatch(r"Q[1-4]", focus_period) else None
-    year_end = None
+    values = {name: text for name, (text, _) in dei.items()}
     if "CurrentFiscalYearEndDate" in dei:
         text, el = dei["CurrentFiscalYearEndDate"]
-        year_end = _month_day(text, _local(el.get("format") or ""))
-    if year_end:
-        calendar = FiscalCalendar.from_document(date(2000, *year_end))
-    else:
-        calendar = FiscalCalendar.from_document(document_end, focus_quarter)
-    # Some companies name a fiscal year for the calendar year it starts in: the
-    # filing's own DocumentFiscalYearFocus says which, for every period in it.
-    offset = 0
-    focus_year = dei.get("DocumentFiscalYearFocus", ("", None))[0]
-    if document_end and re.fullmatch(r"\d{4}", focus_year):
-        offset = int(focus_year) - calendar.fiscal_year(document_end)
-        offset = offset if abs(offset) <= 1 else 0  # further off is a tagging error
-
-    def resolve(period: Period) -> Period:
-        resolved = calendar.resolve(period)
-        if offset and resolved.fiscal_year is not None and period.fiscal_year is None:
-            resolved = replace(resolved, fiscal_year=resolved.fiscal_year + offset)
-        return resolved
-
-    return resolve
-
-
-def _month_day(text: str, format_name: str) -> tuple[int, int] | None:
-    """(month, day) of '--09-28', 'September 28', '1/25', '12-31', '28 September'."""
-    text = text.strip().lower()
-    found = re.fullmatch(r"--(\d\d)-(\d\d)", text)
-    if found:
-        month, day = int(found.group(1)), int(found.group(2))
-    elif (name := re.search(r"[a-z]{3,}", text)) and (number := month_number(name.group(0)[:3])):
-        numbers = re.findall(r"\d{1,2}", text)
-        if len(numbers) != 1:
-            return None
-        month, day = number, int(numbers[0])
-    else:
-        numbers = re.findall(r"\d{1,2}", text)
-        if len(numbers) != 2:
-            return None
-        first, second = int(numbers[0]), int(numbers[1])
-        day_first = "day-month" in format_name or "daymonth" in format_name
-        month, day = (second, first) if day_first else (first, second)
-    try:
-        date(2000, month, day)
-    except ValueError:
-        return None
-    return month, day
+        found = month_day(text, _local(el.get("format") or ""))
+        if found:  # as --MM-DD, whatever the filing's own format
+            values["CurrentFiscalYearEndDate"] = f"--{found[0]:02d}-{found[1]:02d}"
+    return from_dei(values, document_end).calendar

@@ -24,7 +24,6 @@ from finrag.facts.dictionary import metrics
 from finrag.facts.kpi_definitions import Kpi, KpiFile, Unit, find_kpi, kpi, kpis, load_kpis
 from finrag.facts.kpi_formula import DAYS, FormulaError, formula_names, parse_formula
 from finrag.facts.lookup import MetricResolver, MetricValue, Period, Unresolved
-from finrag.facts.periods import FiscalCalendar
 
 # The definitions are part of this module's face: callers import them from here.
 __all__ = [
@@ -163,23 +162,19 @@ def available_periods(
     balance-sheet figure of the company, oldest first."""
     rows = conn.execute(
         """
-        SELECT DISTINCT f.fiscal_year, f.fiscal_quarter, f.months, f.instant, f.period_end,
-               d.period_end, d.fiscal_quarter
-        FROM facts f JOIN documents d ON d.id = f.document_id
+        SELECT DISTINCT f.fiscal_year, f.fiscal_quarter, f.months, f.instant, f.period_end
+        FROM facts f
         WHERE f.company_id = %s AND f.statement = ANY(%s) AND f.dimensions = '[]'::jsonb
           AND f.value IS NOT NULL AND f.fiscal_year IS NOT NULL
         """,
         (company_id, [model.INCOME, model.BALANCE]),
     ).fetchall()
     found: set[Period] = set()
-    for year, quarter, months, instant, end, document_end, document_quarter in rows:
+    for year, quarter, months, instant, end in rows:
         if instant:
-            if end is None:
+            if end is None or quarter is None:  # placed at ingest; no quarter: no quarter end
                 continue
-            calendar = FiscalCalendar.from_document(document_end, document_quarter)
-            if not calendar.is_quarter_end(end):
-                continue
-            at = Period(calendar.fiscal_year(end), calendar.fiscal_quarter(end))
+            at = Period(year, quarter)
             if quarterly:
                 found.add(at)
             elif at.fiscal_quarter == 4:

@@ -13,6 +13,7 @@ import psycopg
 from finrag.db.companies import require_company
 from finrag.facts.kpi import Kpi, KpiGap, KpiValue, available_periods, kpi, kpi_table, kpis
 from finrag.facts.lookup import Period
+from finrag.facts.store import CompanyCalendar, company_calendars
 
 # A short set that reads a company at a glance; `--kpi all` shows every KPI defined.
 DEFAULT_KPIS = (
@@ -35,6 +36,7 @@ class CompanyKpis:
     periods: list[Period]
     results: list[KpiValue | KpiGap] = field(default_factory=list)
     held: list[Period] = field(default_factory=list)  # every period held, asked for or not
+    calendar: CompanyCalendar | None = None  # its fiscal calendar, and what it left unplaced
 
     @property
     def short(self) -> str:
@@ -64,6 +66,7 @@ class KpiReport:
             "companies": [c.name for c in self.companies],
             "periods": self.periods,
             "kpis": [self.row(c, r) for c in self.companies for r in c.results],
+            "calendars": {c.name: c.calendar.as_dict() for c in self.companies if c.calendar},
         }
 
     def row(self, company: CompanyKpis, result: KpiValue | KpiGap) -> dict[str, Any]:
@@ -126,7 +129,8 @@ def kpi_report(
         if years is not None:
             periods = [p for p in held if years[0] <= p.fiscal_year <= years[1]]
         results = kpi_table(conn, company_id, chosen, periods) if periods else []
-        report.companies.append(CompanyKpis(name, ticker, periods, results, held))
+        calendar = company_calendars(conn, company_id)
+        report.companies.append(CompanyKpis(name, ticker, periods, results, held, calendar))
     return report
 
 

@@ -19,7 +19,6 @@ import psycopg
 
 from finrag.facts.dictionary import Metric, match_label
 from finrag.facts.dictionary import metric as find_metric
-from finrag.facts.periods import FiscalCalendar
 from finrag.facts.statements import newest_first, period_key
 from finrag.facts.store import StoredFact, query_facts
 from finrag.refs import document_fields, page_ref
@@ -31,9 +30,24 @@ class MetricValue:
     period: str  # "FY2018", "FY2024 Q2", "at 2023-07-29"
     value: Decimal  # in the metric's natural sign: capex printed (1,577) is 1,577
     fact: StoredFact
+    # Earlier filings' different values for the same period: what the latest restated.
+    restated_from: tuple[StoredFact, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "verified": self.fact.verified,
+            "unverified_reason": self.fact.unverified_reason,
+            "restated_from": [
+                {
+                    "value": str(f.value),
+                    "printed": f.printed,
+                    **document_fields(f.document, f.document_id),
+                    "page": f.page,
+                    "ref": page_ref(f.document, f.page),
+                    "fact_id": f.id,
+                }
+                for f in self.restated_from
+            ],
             "metric": self.metric.name,
             "period": self.period,
             "value": str(self.value),
@@ -144,6 +158,8 @@ def _rank(fact: StoredFact, metric: Metric) -> tuple:
         not on_statement,
         source,
         label if label is not None else 99,
+        # The latest filing first: a restatement replaces what an earlier filing said.
+        -(fact.filed.toordinal() if fact.filed else 0),
         -fact.document_id,
     )
 
@@ -221,7 +237,6 @@ class MetricResolver:
         self.fiscal_year = fiscal_year
         self._facts: dict[str, list[tuple[tuple, StoredFact]]] = {}
         self._on_statements: dict[tuple[str, ...], list[StoredFact]] = {}
-        self._calendars: dict[int, FiscalCalendar] = {}
 
     def resolve(self, metric: Metric, period: Period) -> MetricValue | Unresolved:
         ranked = [(r, f) for r, f in self._metric_facts(metric) if self._is_period(f, period)]
@@ -249,7 +264,19 @@ class MetricResolver:
                 candidates,
             )
         assert best.value is not None
-        return MetricValue(metric, period_key(best), metric.natural_value(best.value), best)
+        value = metric.natural_value(best.value)
+        restated: dict[int, StoredFact] = {}
+        for _, f in sorted(ranked, key=lambda pair: pair[0]):
+            if (
+                f.document_id != best.document_id
+                and f.verified  # a cell that failed its checks restates nothing
+                and f.months == best.months
+                and f.statement == best.statement
+                and (f.concept == best.concept or f.label == best.label)
+                and metric.natural_value(f.value) != value
+            ):
+                restated.setdefault(f.document_id, f)
+        return MetricValue(metric, period_key(best), value, best, tuple(restated.values()))
 
     def _metric_facts(self, metric: Metric) -> list[tuple[tuple, StoredFact]]:
         if metric.name not in self._facts:
@@ -278,8 +305,6 @@ class MetricResolver:
             if (f.statement in metric.statements or f.concept in metric.concepts)
             and is_metric(f, metric)
         ]
-        if instant:
-            self._read_calendars({f.document_id for f in kept})
         return kept
 
     def _statement_facts(self, statements: tuple[str, ...]) -> list[StoredFact]:
@@ -294,29 +319,16 @@ class MetricResolver:
             )
         return self._on_statements[statements]
 
-    def _read_calendars(self, document_ids: set[int]) -> None:
-        missing = sorted(document_ids - self._calendars.keys())
-        if not missing:
-            return
-        rows = self.conn.execute(
-            "SELECT id, period_end, fiscal_quarter FROM documents WHERE id = ANY(%s)",
-            (missing,),
-        ).fetchall()
-        for document_id, end, quarter in rows:
-            self._calendars[document_id] = FiscalCalendar.from_document(end, quarter)
-
     def _is_period(self, fact: StoredFact, period: Period) -> bool:
         year, quarter = period.fiscal_year, period.fiscal_quarter
         if not fact.instant:
             if quarter is None:
                 return fact.months == 12 and fact.fiscal_year == year
             return fact.months == 3 and (fact.fiscal_year, fact.fiscal_quarter) == (year, quarter)
-        if fact.period_end is None:
-            return False
-        calendar = self._calendars[fact.document_id]
-        ends = calendar.fiscal_year(fact.period_end), calendar.fiscal_quarter(fact.period_end)
-        # A balance at a date that is not a quarter end (a "6m to" column) has no quarter.
-        return ends == (year, quarter or 4) and calendar.is_quarter_end(fact.period_end)
+        # A balance is placed at ingest on the calendar its filing states (a retailer's
+        # fiscal 2023 may end February 3, 2024): its stored fiscal year and quarter are
+        # the only ones there are. A balance at a date that is no quarter end has none.
+        return (fact.fiscal_year, fact.fiscal_quarter) == (year, quarter or 4)
 
 
 def _ambiguity(metric: Metric, period: Period, candidates: tuple[MetricValue, ...]) -> str:

@@ -45,6 +45,14 @@ class Fact:
     printed: str = ""  # the cell or element text as printed
     decimals: int | None = None  # XBRL precision; None for INF or untagged
     parents: tuple[str, ...] = field(default=())  # row labels above it ("Current assets:")
+    # Cross-checks (finrag.facts.checks): those it passed, and "check: why" of those it
+    # failed. Verified only when one passed and none failed.
+    checks: tuple[str, ...] = ()
+    failures: tuple[str, ...] = ()
+
+    @property
+    def verified(self) -> bool:
+        return bool(self.checks) and not self.failures
 
     @property
     def normalized_label(self) -> str | None:

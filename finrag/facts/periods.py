@@ -144,19 +144,35 @@ def parse_period(header: str, *, instant_default: bool = False) -> Period:
     return Period(end, None, months, instant, fiscal_year, fiscal_quarter)
 
 
+@dataclass(frozen=True)
 class FiscalCalendar:
-    """Maps dates to the company's fiscal years and quarters.
+    """Maps dates to the company's fiscal years and quarters, as the company names them.
 
     ``year_end_month`` is the month its fiscal year ends in, after pulling 52/53-week
     year ends that spill into the next month's first week back (Best Buy's FY2024
-    ended February 3, 2024: month 1). A fiscal year is named for the calendar year it
-    ends in.
+    ended February 3, 2024: month 1). ``naming`` is what the company adds to the
+    calendar year its fiscal year ends in to name it: 0 for most (NVIDIA's FY2025 ended
+    January 26, 2025), -1 for those that name a year for the calendar year it begins in
+    (a retailer's "fiscal 2023" ending February 3, 2024). Only the filing says which
+    (dei:DocumentFiscalYearFocus, or its own words): see finrag.facts.calendar.
+
+    ``ambiguous`` says why the calendar cannot place a date (the year end or the naming
+    is unknown): then every fiscal year and quarter is left unknown, never guessed.
     """
 
-    def __init__(self, year_end_month: int = 12) -> None:
-        if not 1 <= year_end_month <= 12:
-            raise ValueError(f"year_end_month must be 1-12, not {year_end_month}")
-        self.year_end_month = year_end_month
+    year_end_month: int = 12
+    naming: int = 0
+    year_end_day: int | None = None  # as the filing declares it (28 for "--09-28")
+    weeks: bool = False  # a 52/53-week year: it ends on a weekday, not a month's end
+    source: str = "default"  # dei | cover | path | default
+    ambiguous: str | None = None
+    evidence: str = ""  # what it was learned from, in words
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.year_end_month <= 12:
+            raise ValueError(f"year_end_month must be 1-12, not {self.year_end_month}")
+        if self.naming not in (-1, 0):
+            raise ValueError(f"naming must be 0 or -1, not {self.naming}")
 
     @classmethod
     def from_document(
@@ -171,9 +187,13 @@ class FiscalCalendar:
             month = (month + 3 * (4 - fiscal_quarter) - 1) % 12 + 1
         return cls(month)
 
+    @property
+    def placeable(self) -> bool:
+        return self.ambiguous is None
+
     def fiscal_year(self, day: date) -> int:
         day = _normalized(day)
-        return day.year if day.month <= self.year_end_month else day.year + 1
+        return (day.year if day.month <= self.year_end_month else day.year + 1) + self.naming
 
     def fiscal_quarter(self, end: date) -> int:
         months_into_year = (_normalized(end).month - self.year_end_month) % 12
@@ -183,13 +203,28 @@ class FiscalCalendar:
         """Whether ``day`` closes one of the fiscal quarters (a half-year's end does too)."""
         return (_normalized(day).month - self.year_end_month) % 3 == 0
 
+    def describe(self) -> str:
+        """One line: 'year ends near the end of September (52/53-week years); a fiscal
+        year is named for the year it ends in (from dei)'."""
+        if self.ambiguous:
+            return f"unknown: {self.ambiguous}"
+        month = date(2000, self.year_end_month, 1).strftime("%B")
+        day = f" {self.year_end_day}" if self.year_end_day and not self.weeks else ""
+        when = f"near the end of {month} (52/53-week years)" if self.weeks else f"{month}{day}"
+        named = "the year it begins in" if self.naming else "the year it ends in"
+        return f"year ends {when}; a fiscal year is named for {named} (from {self.source})"
+
     def resolve(self, period: Period) -> Period:
-        """``period`` with fiscal year and quarter filled in from its end date."""
-        if period.end is None:
+        """``period`` with fiscal year and quarter filled in from its end date: a
+        duration's quarter when it spans three months, an instant's when it falls on a
+        quarter end (4 at the year end). Unplaceable: left as it is."""
+        if period.end is None or self.ambiguous:
             return period
         fiscal_year = period.fiscal_year or self.fiscal_year(period.end)
         quarter = period.fiscal_quarter
-        if quarter is None and period.months == 3:
+        if quarter is None and (
+            period.months == 3 or (period.instant and self.is_quarter_end(period.end))
+        ):
             quarter = self.fiscal_quarter(period.end)
         return replace(period, fiscal_year=fiscal_year, fiscal_quarter=quarter)
 

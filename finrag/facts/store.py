@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from pathlib import PurePath
 from typing import Any
 
 import psycopg
 from psycopg.types.json import Jsonb
 
+from finrag.facts.checks import CHECKS, unverified_reason
 from finrag.facts.model import Fact
+from finrag.facts.periods import FiscalCalendar
 
 _COLUMNS = (
     "document_id, company_id, chunk_id, source, concept, label, label_norm, parents, value, "
     "unit, decimals, period_start, period_end, instant, months, fiscal_year, fiscal_quarter, "
-    "dimensions, statement, page, table_row, table_column, printed"
+    "dimensions, statement, page, table_row, table_column, printed, checks, failures, verified"
 )
 _TYPES = [
     "int8",
@@ -42,6 +45,9 @@ _TYPES = [
     "int4",
     "int4",
     "text",
+    "text[]",
+    "text[]",
+    "bool",
 ]
 
 
@@ -86,6 +92,9 @@ def write_facts(
                     fact.row,
                     fact.column,
                     fact.printed,
+                    list(fact.checks),
+                    list(fact.failures),
+                    fact.verified,
                 ]
             )
     return len(facts)
@@ -116,19 +125,29 @@ class StoredFact:
     page: int | None
     chunk_id: int | None
     printed: str
+    checks: list[str] = field(default_factory=list)  # cross-checks passed
+    failures: list[str] = field(default_factory=list)  # "check: why" of those failed
+    verified: bool = False
+    filed: date | None = None  # the filing's period end: which of two filings is later
+
+    @property
+    def unverified_reason(self) -> str | None:
+        return unverified_reason(self.checks, self.failures)
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         for key in ("period_start", "period_end"):
             out[key] = out[key].isoformat() if out[key] else None
         out["value"] = None if self.value is None else str(self.value)
+        out["filed"] = self.filed.isoformat() if self.filed else None
         return out
 
 
 _SELECT = """
 SELECT f.id, d.path, f.document_id, c.name, f.source, f.concept, f.label, f.parents, f.value,
        f.unit, f.period_start, f.period_end, f.instant, f.months, f.fiscal_year,
-       f.fiscal_quarter, f.dimensions, f.statement, f.page, f.chunk_id, f.printed
+       f.fiscal_quarter, f.dimensions, f.statement, f.page, f.chunk_id, f.printed,
+       f.checks, f.failures, f.verified, d.period_end
 FROM facts f JOIN documents d ON d.id = f.document_id LEFT JOIN companies c ON c.id = f.company_id
 """
 
@@ -179,3 +198,166 @@ def count_facts(conn: psycopg.Connection, document_id: int) -> dict[str, int]:
         (document_id,),
     ).fetchall()
     return dict(rows)
+
+
+def write_calendar(
+    conn: psycopg.Connection,
+    document_id: int,
+    company_id: int | None,
+    calendar: FiscalCalendar | None,
+) -> None:
+    """Store the fiscal calendar a document states (with its document, in its transaction)."""
+    if calendar is None:
+        return
+    conn.execute(
+        """
+        INSERT INTO fiscal_calendars (document_id, company_id, year_end_month, year_end_day,
+            weeks_52_53, naming, source, evidence, ambiguous)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+        ON CONFLICT (document_id) DO UPDATE SET company_id = EXCLUDED.company_id,
+            year_end_month = EXCLUDED.year_end_month, year_end_day = EXCLUDED.year_end_day,
+            weeks_52_53 = EXCLUDED.weeks_52_53, naming = EXCLUDED.naming,
+            source = EXCLUDED.source, evidence = EXCLUDED.evidence,
+            ambiguous = EXCLUDED.ambiguous
+        """,
+        (
+            document_id,
+            company_id,
+            calendar.year_end_month,
+            calendar.year_end_day,
+            calendar.weeks,
+            calendar.naming,
+            calendar.source,
+            calendar.evidence,
+            calendar.ambiguous,
+        ),
+    )
+
+
+def document_calendar(conn: psycopg.Connection, document_id: int) -> FiscalCalendar | None:
+    row = conn.execute(
+        "SELECT year_end_month, naming, year_end_day, weeks_52_53, source, ambiguous, evidence "
+        "FROM fiscal_calendars WHERE document_id = %s",
+        (document_id,),
+    ).fetchone()
+    return FiscalCalendar(*row) if row else None
+
+
+def latest_calendar(conn: psycopg.Connection, company_id: int) -> FiscalCalendar | None:
+    """The company's fiscal calendar as its latest filing states it; for a store written
+    before calendars were kept, the one its period end implies (years named for their end)."""
+    row = conn.execute(
+        """
+        SELECT d.period_end, d.fiscal_quarter, k.year_end_month, k.naming, k.year_end_day,
+               k.weeks_52_53, k.source, k.ambiguous, k.evidence
+        FROM documents d LEFT JOIN fiscal_calendars k ON k.document_id = d.id
+        WHERE d.company_id = %s AND d.period_end IS NOT NULL
+        ORDER BY (k.ambiguous IS NULL AND k.document_id IS NOT NULL) DESC, d.period_end DESC
+        LIMIT 1
+        """,
+        (company_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    end, quarter, *stored = row
+    return (
+        FiscalCalendar(*stored)
+        if stored[0] is not None
+        else FiscalCalendar.from_document(end, quarter)
+    )
+
+
+@dataclass(frozen=True)
+class CompanyCalendar:
+    """What a company's filings say of its fiscal calendar, and what they left unplaced."""
+
+    company: str
+    calendars: list[tuple[str, FiscalCalendar]]  # (document, its calendar)
+    unplaced: list[tuple[str, str]]  # (document, a period no fiscal year was given)
+
+    def describe(self) -> str:
+        said = {c.describe() for _, c in self.calendars if c.placeable}
+        unknown = [f"{doc}: {c.ambiguous}" for doc, c in self.calendars if not c.placeable]
+        parts = sorted(said)
+        if len(said) > 1:
+            parts = ["filings disagree: " + " | ".join(parts)]
+        return "; ".join(parts + unknown) or "no fiscal calendar stored"
+
+    def lines(self) -> list[str]:
+        """What `finrag facts` and `finrag kpi` say of it, one line each."""
+        out = [f"{self.company} fiscal calendar: {self.describe()}"]
+        if self.unplaced:
+            shown = ", ".join(f"{end} ({doc})" for doc, end in self.unplaced[:6])
+            more = f" and {len(self.unplaced) - 6} more" if len(self.unplaced) > 6 else ""
+            out.append(f"{self.company} periods not placed on it: {shown}{more}")
+        return out
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "describe": self.describe(),
+            "documents": [
+                {
+                    "document": doc,
+                    "year_end_month": c.year_end_month,
+                    "year_end_day": c.year_end_day,
+                    "weeks_52_53": c.weeks,
+                    "named_for": "start" if c.naming else "end",
+                    "source": c.source,
+                    "evidence": c.evidence,
+                    "ambiguous": c.ambiguous,
+                }
+                for doc, c in self.calendars
+            ],
+            "unplaced": [{"document": doc, "period_end": end} for doc, end in self.unplaced],
+        }
+
+
+def company_calendars(conn: psycopg.Connection, company_id: int) -> CompanyCalendar:
+    name = conn.execute("SELECT name FROM companies WHERE id = %s", (company_id,)).fetchone()
+    rows = conn.execute(
+        """
+        SELECT d.path, k.year_end_month, k.naming, k.year_end_day, k.weeks_52_53, k.source,
+               k.ambiguous, k.evidence
+        FROM fiscal_calendars k JOIN documents d ON d.id = k.document_id
+        WHERE d.company_id = %s ORDER BY d.period_end NULLS LAST, d.path
+        """,
+        (company_id,),
+    ).fetchall()
+    unplaced = conn.execute(
+        """
+        SELECT DISTINCT d.path, coalesce(f.period_end::text, 'a column without a date')
+        FROM facts f JOIN documents d ON d.id = f.document_id
+        WHERE f.company_id = %s AND f.fiscal_year IS NULL AND f.dimensions = '[]'::jsonb
+          AND f.statement = ANY(%s)
+        ORDER BY 1, 2 LIMIT 20
+        """,
+        (company_id, ["income_statement", "balance_sheet", "cash_flow"]),
+    ).fetchall()
+    return CompanyCalendar(
+        name[0] if name else str(company_id),
+        [(PurePath(path).name, FiscalCalendar(*row)) for path, *row in rows],
+        [(PurePath(path).name, end) for path, end in unplaced],
+    )
+
+
+def check_coverage(conn: psycopg.Connection, document_id: int) -> dict[str, object]:
+    """The document's facts, how many are verified, and per cross-check how many it
+    covers and how many of those fail it."""
+    checks = []
+    for check in CHECKS:
+        covered, failed = conn.execute(
+            """
+            SELECT count(*) FILTER (WHERE %(c)s = ANY(checks) OR EXISTS (
+                       SELECT 1 FROM unnest(failures) r WHERE r LIKE %(p)s)),
+                   count(*) FILTER (WHERE EXISTS (
+                       SELECT 1 FROM unnest(failures) r WHERE r LIKE %(p)s))
+            FROM facts WHERE document_id = %(d)s
+            """,
+            {"c": check, "p": check + ":%", "d": document_id},
+        ).fetchone()
+        checks.append({"check": check, "covered": covered, "failed": failed})
+    total, verified = conn.execute(
+        "SELECT count(*), count(*) FILTER (WHERE verified) FROM facts WHERE document_id = %s",
+        (document_id,),
+    ).fetchone()
+    return {"facts": total, "verified": verified, "checks": checks}

@@ -13,6 +13,9 @@ from datetime import date, datetime
 from pathlib import Path
 
 from finrag.db.company_names import former_names
+from finrag.facts.calendar import Placement, from_dei
+from finrag.facts.calendar import from_content as calendar_from_content
+from finrag.facts.periods import FiscalCalendar
 from finrag.ingest.parse import ParsedDocument
 
 FIELDS = ("company", "ticker", "form_type", "fiscal_year", "fiscal_quarter", "period_end")
@@ -105,6 +108,8 @@ class DocumentMetadata:
     sources: dict[str, str] = field(default_factory=dict)  # field -> path|declared|content|override
     company_aliases: list[str] = field(default_factory=list)  # every name seen for the company
     former_names: list[str] = field(default_factory=list)  # names the filing says it had
+    calendar: FiscalCalendar | None = None  # the fiscal calendar the filing states
+    conflicts: list[str] = field(default_factory=list)  # the file name against the content
 
 
 def _form(token: str | None) -> str | None:
@@ -194,7 +199,6 @@ def from_content(parsed: ParsedDocument) -> dict[str, object]:
         out["form_type"] = _form(m[1])
     if (m := _COVER_PERIOD.search(cover)) and (end := _parse_date(m[2])):
         out["period_end"] = end
-        out["fiscal_year"] = end.year
     if (caption := _COVER_REGISTRANT_CAPTION.search(cover)) and (
         m := _COVER_REGISTRANT.search(
             cover[max(0, caption.start() - _REGISTRANT_LOOKBACK) : caption.start()]
@@ -237,7 +241,69 @@ def _cover_ticker(raw: str, cover: str) -> str | None:
     return None
 
 
-_NAME_ORDER = ("override", "declared", "content", "path")
+_NAME_ORDER = ("override", "declared", "filing", "content", "path")
+_PERIOD_FIELDS = ("form_type", "fiscal_year", "fiscal_quarter", "period_end")
+
+
+def _placement(
+    parsed: ParsedDocument, layers: list[tuple[str, dict[str, object]]]
+) -> Placement | None:
+    """The filing's fiscal calendar and its own period on it: declared (inline XBRL), or
+    read from its cover and statements; the file name or an override only as a hint."""
+    if parsed.declared.get("DocumentType") or parsed.declared.get("DocumentFiscalYearFocus"):
+        return from_dei(parsed.declared)
+    given = dict(layers)
+    hints = {**given["path"], **given["override"]}
+    cover = "\n".join(p.markdown for p in parsed.pages[:2])[:_COVER_MAX_CHARS]
+    text = "\n".join(p.markdown for p in parsed.pages)
+    year, quarter = hints.get("fiscal_year"), hints.get("fiscal_quarter")
+    return calendar_from_content(
+        re.sub(r"[#*|]", " ", cover),
+        re.sub(r"[#*|]", " ", text),
+        form=str(given["content"].get("form_type") or hints.get("form_type") or ""),
+        hint_year=year if isinstance(year, int) else None,
+        hint_quarter=quarter if isinstance(quarter, int) else None,
+    )
+
+
+def _period_fields(
+    placement: Placement, layers: list[tuple[str, dict[str, object]]]
+) -> dict[str, object]:
+    out: dict[str, object] = {"fiscal_year": placement.fiscal_year}
+    if placement.period_end:
+        out["period_end"] = placement.period_end
+    quarter = placement.fiscal_quarter
+    out["fiscal_quarter"] = quarter if quarter and quarter < 4 else None
+    form = dict(layers)["content"].get("form_type")
+    if form:
+        out["form_type"] = form
+    return out
+
+
+def _conflicts(layers: list[tuple[str, dict[str, object]]]) -> list[str]:
+    """Where the file name says one period or form and the filing another."""
+    given = dict(layers)
+    path = given["path"]
+    said = given.get("declared") or {}
+    filing = {**given.get("filing", {}), **{k: v for k, v in said.items() if k in _PERIOD_FIELDS}}
+    found = []
+    for name in ("form_type", "fiscal_year", "fiscal_quarter"):
+        if name in path and filing.get(name) is not None and path[name] != filing[name]:
+            found.append(
+                f"{name.replace('_', ' ')}: the file name says {_shown(name, path[name])}, "
+                f"the filing {_shown(name, filing[name])}"
+            )
+    annual = filing.get("fiscal_year") and filing.get("fiscal_quarter") is None
+    if "fiscal_quarter" in path and annual and "fiscal_quarter" in filing:
+        found.append(
+            f"fiscal quarter: the file name says Q{path['fiscal_quarter']}, "
+            "the filing is an annual report"
+        )
+    return found
+
+
+def _shown(name: str, value: object) -> str:
+    return {"fiscal_year": f"FY{value}", "fiscal_quarter": f"Q{value}"}.get(name, str(value))
 
 
 def _reorder(layers: list[tuple[str, dict[str, object]]]) -> list[tuple[str, dict[str, object]]]:
@@ -254,7 +320,15 @@ def resolve_metadata(
         ("path", from_path(path, root)),
         ("content", from_content(parsed)),
     ]
+    placement = _placement(parsed, layers)
+    if placement is not None and placement.placed and placement.calendar.source != "path":
+        # What the filing itself says of its period (its dei facts, or its cover and
+        # statements read on its own calendar) beats the file name, which is a hint.
+        periods = _period_fields(placement, layers)
+        layers.insert(1, ("filing", periods))
     meta = DocumentMetadata()
+    meta.calendar = placement.calendar if placement else None
+    meta.conflicts = _conflicts(layers)
     for name in FIELDS:
         # A registrant name read from the cover beats a file name ("BESTBUY") for display;
         # for periods the file name the user chose beats our reading of the text.

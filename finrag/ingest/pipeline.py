@@ -28,7 +28,7 @@ from finrag.db.documents import find_duplicate, find_state, write_document
 from finrag.embed import Embedder, get_embedder
 from finrag.errors import ModelNotAvailable
 from finrag.facts.extract import FACTS_VERSION
-from finrag.facts.store import write_facts
+from finrag.facts.store import check_coverage, write_calendar, write_facts
 from finrag.graph.llm_pass import read_document
 from finrag.graph.store import write_graph
 from finrag.ingest.chunk import CHUNKER_VERSION
@@ -78,6 +78,9 @@ class FileResult:
     ocr_pages: list[int] = field(default_factory=list)  # read by OCR
     skipped_pages: list[int] = field(default_factory=list)  # no text layer, and not read
     graph: dict[str, Any] | None = None  # the LLM's graph reading (--graph llm)
+    # Facts, verified facts, and per cross-check the facts covered and failed
+    # (finrag.facts.store.check_coverage).
+    checks: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -457,6 +460,8 @@ def _store_one(
                 vectors=vectors,
             )
             result.facts = write_facts(conn, result.document_id, company_id, prepared.facts)
+            write_calendar(conn, result.document_id, company_id, meta.calendar)
+            result.checks = check_coverage(conn, result.document_id)
             write_graph(conn, result.document_id, company_id)  # from the chunks (sql/011)
             if summaries:  # from the chunks just stored
                 build_summaries(conn, result.document_id, embedder)
@@ -480,6 +485,8 @@ def _store_one(
         "fiscal_quarter": meta.fiscal_quarter,
         "period_end": meta.period_end.isoformat() if meta.period_end else None,
         "sources": meta.sources,
+        "calendar": meta.calendar.describe() if meta.calendar else None,
+        "conflicts": list(meta.conflicts),
     }
     return result
 

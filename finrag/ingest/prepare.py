@@ -169,6 +169,14 @@ def prepare(job: PrepareJob, on_progress: Progress | None = None) -> Prepared:
         started = time.perf_counter()
         progress(name, "chunk", 0, result.pages)
         result.metadata = resolve_metadata(job.path, job.root, parsed, job.overrides)
+        result.warnings += [
+            f"the file name and the filing disagree on the {c}" for c in result.metadata.conflicts
+        ]
+        if result.metadata.calendar and result.metadata.calendar.ambiguous:
+            result.warnings.append(
+                f"fiscal calendar unknown ({result.metadata.calendar.ambiguous}): "
+                "its facts carry no fiscal year or quarter"
+            )
         embedder = _token_counter(job.embed_settings)
         chunker = Chunker(
             embedder.count_tokens,
@@ -194,6 +202,7 @@ def prepare(job: PrepareJob, on_progress: Progress | None = None) -> Prepared:
                 result.chunks,
                 period_end=meta.period_end if isinstance(meta.period_end, date) else None,
                 fiscal_quarter=meta.fiscal_quarter,
+                calendar=meta.calendar,
             )
         except FinragError as exc:  # the text is still worth having without its numbers
             result.warnings.append(f"no facts read: {exc.message}")
