@@ -341,8 +341,9 @@ def company_calendars(conn: psycopg.Connection, company_id: int) -> CompanyCalen
 
 
 def check_coverage(conn: psycopg.Connection, document_id: int) -> dict[str, object]:
-    """The document's facts, how many are verified, and per cross-check how many it
-    covers and how many of those fail it."""
+    """The document's numeric facts (the cover's text facts are no arithmetic's to check),
+    how many are verified, and per cross-check how many it covers and how many of those
+    fail it."""
     checks = []
     for check in CHECKS:
         covered, failed = conn.execute(
@@ -351,13 +352,14 @@ def check_coverage(conn: psycopg.Connection, document_id: int) -> dict[str, obje
                        SELECT 1 FROM unnest(failures) r WHERE r LIKE %(p)s)),
                    count(*) FILTER (WHERE EXISTS (
                        SELECT 1 FROM unnest(failures) r WHERE r LIKE %(p)s))
-            FROM facts WHERE document_id = %(d)s
+            FROM facts WHERE document_id = %(d)s AND value IS NOT NULL
             """,
             {"c": check, "p": check + ":%", "d": document_id},
         ).fetchone()
         checks.append({"check": check, "covered": covered, "failed": failed})
     total, verified = conn.execute(
-        "SELECT count(*), count(*) FILTER (WHERE verified) FROM facts WHERE document_id = %s",
+        "SELECT count(*), count(*) FILTER (WHERE verified) FROM facts"
+        " WHERE document_id = %s AND value IS NOT NULL",
         (document_id,),
     ).fetchone()
     return {"facts": total, "verified": verified, "checks": checks}
