@@ -283,6 +283,12 @@ def test_a_column_that_names_no_period_keeps_its_values_with_period_unknown() ->
         (["PART I > Item 1. FINANCIAL STATEMENTS > (unaudited)"], ["Total assets"], model.BALANCE),
         # ...but not under a subsection of the Item (a note without its number).
         (["Item 8. Financial Statements > Notional Amounts"], ["Revenues"], model.OTHER_TABLE),
+        # P&G's reconciliation of "core" measures repeats income-statement rows.
+        (
+            ["PART I > MEASURES NOT DEFINED BY U.S. GAAP"],
+            ["Operating income", "Income taxes", "Net earnings attributable to P&G"],
+            model.OTHER_TABLE,
+        ),
         # 3M's MD&A free-cash-flow table repeats cash-flow rows: not the statement.
         (
             ["PART II > Item 7. Management’s Discussion and Analysis > Free Cash Flow"],

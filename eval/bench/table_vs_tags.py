@@ -1,6 +1,6 @@
 """Primary-statement table facts against the same filing's own iXBRL tags.
 
-    flock /tmp/finrag-cpu.lock python eval/bench/table_vs_tags.py [--json OUT] [--examples N]
+    flock /tmp/finrag-cpu.lock python eval/bench/table_vs_tags.py [--pdf] [--json OUT]
 
 Each EDGAR filing (default: ../shared/edgar-html/*.html) goes through ingest's own
 preparation (parse, metadata, chunk, facts: ``finrag.ingest.prepare``; no embedding and
@@ -19,7 +19,8 @@ Recall, per statement: a tag is found when a table fact on its page has its valu
 period, on a table finrag calls that statement (**cells**); a tag whose concept is one
 of the metric dictionary's is found by label when that row's label maps to the same
 metric (**concepts**). Misses by cause: statement not recognised, column period wrong,
-scale wrong, cell not read, row label not mapped, row label mapped to another metric.
+column read as a qualifier, scale wrong, cell not read, row label not mapped, row label
+mapped to another metric.
 
 Precision: every table fact on a statement finrag recognised whose row label maps to
 a metric is a claim (metric, period, value). It is right when a tag of one of the
@@ -36,6 +37,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import shutil
+import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
@@ -148,6 +151,33 @@ def prepared_facts(path: Path, cache: Path) -> list[Fact]:
     return done.facts
 
 
+def printed_pdf(html: Path, cache: Path) -> Path:
+    """The filing printed to PDF by headless Chromium (Debian's ``chromium``), once: the
+    PDF a reader would save from a browser, kept in ``cache``, never committed."""
+    out = cache / "printed" / (html.stem + ".pdf")
+    if out.is_file() and out.stat().st_mtime >= html.stat().st_mtime:
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        raise SystemExit("--pdf needs Chromium: apt-get install -y chromium")
+    subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-pdf-header-footer",
+            f"--print-to-pdf={out}",
+            html.resolve().as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return out
+
+
 @dataclass
 class Score:
     tags: int = 0
@@ -208,19 +238,24 @@ def _row_metric(fact: Fact) -> Metric | None:
     return match_label(fact.label or "", fact.statement, parents=fact.parents, unit=fact.unit)
 
 
-def compare(kind: str, tags: Sequence[Fact], facts: Sequence[Fact]) -> Score:
+def compare(
+    kind: str, tags: Sequence[Fact], facts: Sequence[Fact], *, any_page: bool = False
+) -> Score:
+    """``any_page``: the facts come from another rendering of the filing (its printed
+    PDF), whose pages are not the HTML's: a cell is looked for on every page."""
     score = Score()
-    tables = [f for f in facts if f.source == "table" and not f.dimensions]
     on_page: dict[int | None, list[Fact]] = defaultdict(list)
-    for f in tables:
-        on_page[f.page].append(f)
+    qualified: dict[int | None, list[Fact]] = defaultdict(list)
+    for f in facts:
+        if f.source == "table":
+            (qualified if f.dimensions else on_page)[f.page].append(f)
     for tag in tags:
         score.tags += 1
         metric = match_concept(tag.concept or "")
         counted = metric is not None and kind in metric.statements
         score.concept_tags += counted
         where = f"{tag.concept} {tag.period.label()} {tag.printed} p.{tag.page}"
-        page = on_page.get(tag.page, [])
+        page = [f for fs in on_page.values() for f in fs] if any_page else on_page.get(tag.page, [])
         exact = [f for f in page if _same_abs(f.value, tag.value) and same_period(f, tag)]
         mine = [f for f in exact if f.statement == kind]
         if not mine:
@@ -228,6 +263,15 @@ def compare(kind: str, tags: Sequence[Fact], facts: Sequence[Fact]) -> Score:
                 cause = f"statement not recognised (read as {exact[0].statement})"
             elif any(_same_abs(f.value, tag.value) for f in page):
                 cause = "column period wrong"
+            elif any(
+                _same_abs(f.value, tag.value)
+                for f in (
+                    [f for fs in qualified.values() for f in fs]
+                    if any_page
+                    else qualified.get(tag.page, [])
+                )
+            ):
+                cause = "column read as a qualifier (not the entity total)"
             elif any(
                 f.value is not None
                 and tag.value
@@ -259,8 +303,13 @@ def compare(kind: str, tags: Sequence[Fact], facts: Sequence[Fact]) -> Score:
     return score
 
 
-def precision(kind: str, facts: Sequence[Fact], score: Score) -> None:
-    tags = [f for f in facts if f.source == "ixbrl" and not f.dimensions and f.value is not None]
+def precision(
+    kind: str, facts: Sequence[Fact], score: Score, tagged: Sequence[Fact] | None = None
+) -> None:
+    """``tagged``: the filing's tags when ``facts`` are another rendering's (its PDF)."""
+    source = facts if tagged is None else tagged
+    tags = [f for f in source if f.source == "ixbrl" and not f.dimensions and f.value is not None]
+    any_page = tagged is not None
     # What a lookup would answer: of the rows of one table that read as the same metric
     # for one period, the dictionary's preferred label ("Net income attributable to
     # P&G" over the consolidated "Net earnings" above it).
@@ -279,10 +328,10 @@ def precision(kind: str, facts: Sequence[Fact], score: Score) -> None:
     for group in claims.values():
         best = min(rank for rank, _, _ in group)
         for _, fact, metric in (c for c in group if c[0] == best):
-            _judge(fact, metric, tags, score)
+            _judge(fact, metric, tags, score, any_page)
 
 
-def _judge(fact: Fact, metric: Metric, tags: Sequence[Fact], score: Score) -> None:
+def _judge(fact: Fact, metric: Metric, tags: Sequence[Fact], score: Score, any_page: bool) -> None:
     where = f"{fact.label!r} {fact.period.label()} {fact.printed} p.{fact.page} -> {metric.name}"
     same = [t for t in tags if t.concept in metric.concepts and same_period(fact, t)]
     if any(_same_abs(t.value, fact.value) for t in same):
@@ -295,7 +344,9 @@ def _judge(fact: Fact, metric: Metric, tags: Sequence[Fact], score: Score) -> No
     own = [
         t
         for t in tags
-        if t.page == fact.page and _same_abs(t.value, fact.value) and same_period(fact, t)
+        if (any_page or t.page == fact.page)
+        and _same_abs(t.value, fact.value)
+        and same_period(fact, t)
     ]
     other = next((m for t in own if (m := match_concept(t.concept or "")) is not None), None)
     if other is not None and other is not metric:
@@ -318,21 +369,32 @@ def main() -> None:
         default=Path(tempfile.gettempdir()) / "finrag-table-vs-tags",
         help="Where parsed filings are kept between runs (never the user's home).",
     )
+    parser.add_argument(
+        "--pdf",
+        action="store_true",
+        help="Print each filing to PDF (headless Chromium) and read the PDF's tables with "
+        "the PDF pipeline instead, against the same HTML's tags.",
+    )
     args = parser.parse_args()
     files = args.files or sorted((REPO.parent / "shared" / "edgar-html").glob("*.html"))
     totals = {kind: Score() for kind in KINDS}
     report: dict[str, dict] = {}
     print(f"{'filing':<28} {'statement':<17} tags  cells  concepts  precision  misses")
     for path in files:
-        facts = prepared_facts(path, args.cache)
         statements = truth(path)
+        tagged = None
+        if args.pdf:
+            facts = prepared_facts(printed_pdf(path, args.cache), args.cache)
+            tagged = extract_ixbrl_facts(path).facts
+        else:
+            facts = prepared_facts(path, args.cache)
         report[path.name] = {}
         for kind in KINDS:
             tags = statements.get(kind, [])
-            score = compare(kind, tags, facts)
+            score = compare(kind, tags, facts, any_page=args.pdf)
             if not tags:
                 score.note("no statement table found by its tags", path.name)
-            precision(kind, facts, score)
+            precision(kind, facts, score, tagged)
             totals[kind].add(score)
             data = score.as_dict()
             report[path.name][kind] = data

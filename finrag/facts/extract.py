@@ -30,7 +30,7 @@ class Chunk(Protocol):
     content: str
 
 
-FACTS_VERSION = 1  # bump when extraction changes: documents read as stale, --rebuild redoes them
+FACTS_VERSION = 2  # bump when extraction changes: documents read as stale, --rebuild redoes them
 
 
 def document_facts(

@@ -75,7 +75,7 @@ def _row_metric(
 
 
 @lru_cache(maxsize=65536)
-def _label_rank(metric_name: str, label: str) -> int | None:
+def _label_rank(metric_name: str, label: str) -> float | None:
     return find_metric(metric_name).label_rank(label)
 
 

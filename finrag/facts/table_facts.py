@@ -78,6 +78,8 @@ _SENTENCE = re.compile(
     r"in\s+(?:our|the)\s+(?:condensed\s+)?consolidated)\b",
     re.I,
 )
+# A reconciliation to "core" figures restates statement rows beside adjusted ones.
+_NON_GAAP = re.compile(r"\bnon-?\s?gaap\b|\bnot\s+defined\s+by\s+u\.?\s?s\.?\s+gaap\b", re.I)
 _MDA = re.compile(r"management['’]?s\s+discussion|\bitem\s+7\.?\s", re.I)
 _NOTE = re.compile(r"\bnote\s+\d+\b", re.I)  # a note's table is not the statement
 _NOTES_HEADING = re.compile(r"\bnotes\s+to\b|\bnote\b", re.I)
@@ -180,7 +182,9 @@ def classify_statement(context_lines: Sequence[str], labels: Sequence[str]) -> s
                     return kind
     # MD&A repeats statement rows in its own tables ("Net cash provided by operating
     # activities" in a free-cash-flow table): those are not the statement.
-    if any(_MDA.search(line) or _NOTE.search(line) for line in context_lines):
+    if any(
+        _MDA.search(line) or _NOTE.search(line) or _NON_GAAP.search(line) for line in context_lines
+    ):
         return model.OTHER_TABLE
     # Directly under "Item 1. Financial Statements" (a statement whose title the parser
     # lost, Tesla's 10-Q: "... > (unaudited)"), and not in its notes, one sign will do.
