@@ -207,5 +207,13 @@ def test_facts_ttm_on_the_command_line(derived_home: Path) -> None:
         "ba-10-q-2025-07-29.html",
     ]
     assert [g["period"] for g in data["gaps"]] == ["TTM to FY2024 Q2"]
+    rows = run_finrag("facts", "Boeing", "--metric", "capex", "--ttm", "--csv", env=env)
+    assert rows.returncode == 0, rows.stderr
+    stated = [line.split(",") for line in rows.stdout.splitlines() if "TTM to FY2025 Q2" in line]
+    assert [(r[3], r[5], r[6], r[7]) for r in stated] == [
+        ("2360000000", "FY2024", "+", "2230000000"),
+        ("2360000000", "FY2025 6M", "+", "1101000000"),
+        ("2360000000", "FY2024 6M", "-", "971000000"),
+    ]
     refused = run_finrag("facts", "Boeing", "--metric", "total_assets", "--ttm", env=env)
     assert refused.returncode == 2 and "flow" in refused.stderr

@@ -4,6 +4,8 @@ input it lacks."""
 
 from __future__ import annotations
 
+import csv
+import sys
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
@@ -20,8 +22,12 @@ def show_derived(
     *,
     ttm: bool,
     as_json: bool,
+    as_csv: bool = False,
 ) -> None:
     what = "trailing twelve months" if ttm else "quarters"
+    if as_csv:
+        _write_csv(company, chosen, found)
+        return
     if as_json:
         print_json(
             {
@@ -68,3 +74,25 @@ def show_derived(
 
 def _millions(value: Decimal) -> str:
     return f"{value / Decimal(1_000_000):,.2f}".rstrip("0").rstrip(".")
+
+
+def _write_csv(company: str, chosen: Metric, found: Sequence[Derived | DerivedGap]) -> None:
+    """One row an input (a stated period's calculation, input by input) or a gap."""
+    writer = csv.writer(sys.stdout)
+    writer.writerow(
+        ["company", "metric", "period", "value", "formula", "term", "sign", "input_value",
+         "document", "page", "printed", "not_stated"]
+    )  # fmt: skip
+    for d in found:
+        if isinstance(d, DerivedGap):
+            writer.writerow(
+                [company, chosen.name, d.period, "", d.formula, "", "", "", "", "", "", d.detail]
+            )
+            continue
+        for i in d.inputs:
+            fact = i.value.fact
+            writer.writerow(
+                [company, chosen.name, d.period, d.value, d.formula, i.term,
+                 "+" if i.sign > 0 else "-", i.value.value, Path(fact.document).name,
+                 fact.page, fact.printed, ""]
+            )  # fmt: skip

@@ -86,7 +86,7 @@ def facts_command(
             arithmetic = PeriodArithmetic(conn, company_id)
             found = arithmetic.ttms(chosen) if ttm else arithmetic.quarters(chosen)
             wanted = [d for d in found if year is None or f"FY{year} " in f"{d.period} "]
-            show_derived(name, chosen, wanted, ttm=ttm, as_json=as_json)
+            show_derived(name, chosen, wanted, ttm=ttm, as_json=as_json, as_csv=as_csv)
             return
         if chosen is not None:
             values = metric_values(
