@@ -19,6 +19,7 @@ from finrag.facts import model
 from finrag.facts.dictionary import (
     COMPANY,
     METRIC_STATEMENTS,
+    explain_label,
     load_dictionary,
     match_concept,
     match_label,
@@ -632,3 +633,60 @@ def test_labels_and_tags_agree_in_real_filings(filing: str):
         "operating_cash_flow",
         "capital_expenditure",
     } <= agreeing
+
+
+# Variants no list holds word for word, read through synonyms and patterns; each match
+# says which label it read as and through which synonyms.
+@pytest.mark.parametrize(
+    ("label", "statement", "unit", "name", "because"),
+    [
+        ("Earnings before income tax expense and equity in income (loss) of affiliates",
+         INCOME, "USD", "pretax_income", "equity in income of affiliates"),
+        ("Income before income taxes and equity in (loss) income of affiliates",
+         INCOME, "USD", "pretax_income", "equity in income of affiliates"),
+        ("Net loss attributable to Boeing shareholders", INCOME, "USD", "net_income",
+         "loss = income"),
+        ("Net earnings attributable to Acme Holdings", INCOME, "USD", "net_income", "label"),
+        ("Payments to acquire property, plant and equipment", CASH, "USD",
+         "capital_expenditure", "purchases of"),
+        ("Additions to property", CASH, "USD", "capital_expenditure", "purchases of property"),
+        ("Capital expenditures", CASH, "USD", "capital_expenditure", "label"),
+        ("Proceeds from disposals of property, plant and equipment", CASH, "USD",
+         "proceeds_from_sale_of_ppe", "disposals of = sale of"),
+        ("Net cash (used)/provided by operating activities", CASH, "USD",
+         "operating_cash_flow", "label"),
+        ("TOTAL FINANCING ACTIVITIES", CASH, "USD", "financing_cash_flow", "label"),
+        ("Income tax (expense)/benefit", INCOME, "USD", "income_tax_expense", "label"),
+        ("Total shareholders’ deficit", BALANCE, "USD", "stockholders_equity",
+         "deficit = equity"),
+        ("Research and development expense, net", INCOME, "USD", "research_and_development",
+         "', net' tail"),
+        ("Basic loss per share", INCOME, "USD/shares", "eps_basic", "loss = income"),
+        ("Property, plant and equipment, net of accumulated depreciation of $23,208 and $22,925",
+         BALANCE, "USD", "ppe_net", "net of accumulated depreciation"),
+    ],
+)  # fmt: skip
+def test_label_variants_resolve_by_synonyms_with_the_reason(
+    label: str, statement: str, unit: str, name: str, because: str
+) -> None:
+    found = explain_label(label, statement, unit=unit)
+    assert found is not None and found.metric == metric(name), found
+    assert because in found.reason
+
+
+@pytest.mark.parametrize(
+    ("label", "statement"),
+    [
+        ("Loss on disposal of property, plant and equipment", CASH),  # a gain or loss, no cash
+        ("Net loss on extinguishment of debt", INCOME),
+        ("Payments to acquire businesses, net of cash acquired", CASH),
+        ("Proceeds from sale of businesses", CASH),
+    ],
+)
+def test_synonyms_do_not_make_false_friends(label: str, statement: str) -> None:
+    found = explain_label(label, statement, unit="USD")
+    assert found is None or found.metric.name not in (
+        "capital_expenditure",
+        "net_income",
+        "proceeds_from_sale_of_ppe",
+    ), found

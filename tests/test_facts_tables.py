@@ -266,6 +266,29 @@ def test_a_column_that_names_no_period_keeps_its_values_with_period_unknown() ->
         ([], ["Net earnings", "Weighted-average common shares outstanding"], model.OTHER_TABLE),
         ([], ["Total assets"], model.OTHER_TABLE),
         (["Item 7 > Liquidity"], ["Maturities"], model.OTHER_TABLE),
+        # Salesforce's footnote table of stock-based compensation by line sits under the
+        # statement's heading; none of its rows is one the statement prints.
+        (
+            ["Item 8 > Consolidated Statements of Operations"],
+            ["Cost of revenues", "Research and development", "Sales and marketing"],
+            model.OTHER_TABLE,
+        ),
+        # A note's lead-in names a statement; it titles nothing.
+        (
+            ["Gains reclassified into earnings in our consolidated statements of operations:"],
+            ["Revenues", "Costs and expenses"],
+            model.OTHER_TABLE,
+        ),
+        # Tesla's 10-Q: the title lost, the table right under the Item; one row will do.
+        (["PART I > Item 1. FINANCIAL STATEMENTS > (unaudited)"], ["Total assets"], model.BALANCE),
+        # ...but not under a subsection of the Item (a note without its number).
+        (["Item 8. Financial Statements > Notional Amounts"], ["Revenues"], model.OTHER_TABLE),
+        # P&G's reconciliation of "core" measures repeats income-statement rows.
+        (
+            ["PART I > MEASURES NOT DEFINED BY U.S. GAAP"],
+            ["Operating income", "Income taxes", "Net earnings attributable to P&G"],
+            model.OTHER_TABLE,
+        ),
         # 3M's MD&A free-cash-flow table repeats cash-flow rows: not the statement.
         (
             ["PART II > Item 7. Management’s Discussion and Analysis > Free Cash Flow"],
@@ -293,3 +316,41 @@ def test_the_parts_of_a_cut_statement_keep_its_kind() -> None:
         f for f in facts if f.label == "Accounts payable" and f.period.fiscal_year == 2025
     )
     assert (payable.value, payable.period.instant) == (Decimal("12000000000"), True)
+
+
+def test_a_bare_year_beside_a_dated_span_is_that_span_a_year_earlier() -> None:
+    # Boeing's 10-Q: "Six months ended June 30 2025 | 2024 | Three months ended ... | 2024"
+    content = (
+        "|(Dollars in millions)|Six months ended June 30 2025|2024|"
+        "Three months ended June 30 2025|2024|\n|---|---|---|---|---|\n"
+        "|Total revenues|42,245|33,435|22,749|16,866|\n"
+    )
+    facts = facts_from_table_chunk(content, page=3, chunk_ordinal=0, calendar=FiscalCalendar(12))
+    periods = {f.printed: f.period for f in facts}
+    assert (periods["33,435"].end, periods["33,435"].months) == (date(2024, 6, 30), 6)
+    assert (periods["16,866"].end, periods["16,866"].months) == (date(2024, 6, 30), 3)
+    assert periods["16,866"].fiscal_quarter == 2
+
+
+def test_a_heading_spanned_over_the_date_columns_is_not_a_column_qualifier() -> None:
+    # Apple's balance sheet: "ASSETS:" printed across the date columns.
+    content = (
+        "CONSOLIDATED BALANCE SHEETS\n(In millions)\n\n"
+        "|Current assets:|September 28, 2024 ASSETS:|September 30, 2023 ASSETS:|\n|---|---|---|\n"
+        "|Cash and cash equivalents|$29,943|$29,965|\n"
+    )
+    facts = facts_from_table_chunk(content, page=33, chunk_ordinal=0, calendar=FiscalCalendar(9))
+    assert [f.dimensions for f in facts] == [(), ()]
+    assert facts[0].period.end == date(2024, 9, 28) and facts[0].period.instant
+
+
+def test_the_opening_cash_of_a_year_to_date_column_is_the_prior_fiscal_year_end() -> None:
+    content = (
+        "CONDENSED CONSOLIDATED STATEMENTS OF CASH FLOWS\n(In millions)\n\n"
+        "||Nine Months Ended June 28, 2025|Nine Months Ended June 29, 2024|\n|---|---|---|\n"
+        "|Cash, cash equivalents, and restricted cash, beginning balances|$29,943|$30,737|\n"
+    )
+    facts = facts_from_table_chunk(content, page=7, chunk_ordinal=0, calendar=FiscalCalendar(9))
+    opening = {f.printed: f.period for f in facts}
+    assert opening["$29,943"].instant and opening["$29,943"].fiscal_year == 2024
+    assert opening["$30,737"].fiscal_year == 2023

@@ -10,11 +10,13 @@ from typing import Annotated
 
 import typer
 
+from finrag.cli.derived_view import show_derived
 from finrag.cli.render import Column, err, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
 from finrag.db.companies import require_company
 from finrag.errors import UsageError
+from finrag.facts.derived import PeriodArithmetic
 from finrag.facts.dictionary import metric
 from finrag.facts.lookup import metric_values
 from finrag.facts.statements import STATEMENT_NAMES, StatementView, statement_view
@@ -46,6 +48,22 @@ def facts_command(
             "through the metric dictionary.",
         ),
     ] = None,
+    ttm: Annotated[
+        bool,
+        typer.Option(
+            "--ttm",
+            help="With --metric: trailing twelve months at each quarter end, "
+            "a 10-K plus a later 10-Q's year to date, each input cited.",
+        ),
+    ] = False,
+    quarterly: Annotated[
+        bool,
+        typer.Option(
+            "--quarterly",
+            help="With --metric: each quarter, reported or de-cumulated from "
+            "year-to-date figures (Q3 = 9M - 6M), each input cited.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON with provenance.")] = False,
     as_csv: Annotated[
         bool, typer.Option("--csv", help="Print CSV: one fact a row, with provenance.")
@@ -54,6 +72,11 @@ def facts_command(
     """A company's statement as line items by period, or one line item (--metric), each
     value traceable to its document and page."""
     chosen = metric(metric_name) if metric_name else None  # unknown names: close matches
+    if (ttm or quarterly) and (chosen is None or chosen.period != "duration" or ttm == quarterly):
+        raise UsageError(
+            "--ttm and --quarterly take one --metric that is a flow (revenue, capex, ...)",
+            hint="a balance (total assets) is at a date: it has no twelve months to add",
+        )
     if statement not in STATEMENT_NAMES:
         raise UsageError(
             f"unknown statement {statement!r}", hint=f"one of: {', '.join(STATEMENT_NAMES)}"
@@ -64,6 +87,12 @@ def facts_command(
         if not as_json:
             for line in calendar.lines():  # on stderr: the table and CSV stay as they are
                 err.print(line, style="dim", highlight=False)
+        if chosen is not None and (ttm or quarterly):
+            arithmetic = PeriodArithmetic(conn, company_id)
+            found = arithmetic.ttms(chosen) if ttm else arithmetic.quarters(chosen)
+            wanted = [d for d in found if year is None or f"FY{year} " in f"{d.period} "]
+            show_derived(name, chosen, wanted, ttm=ttm, as_json=as_json, as_csv=as_csv)
+            return
         if chosen is not None:
             values = metric_values(
                 conn, company_id, chosen, fiscal_year=year, fiscal_quarter=quarter

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
 from importlib import resources
@@ -46,6 +47,14 @@ _SIGN_PAIR = re.compile(
     r"decrease|increase|gains?|expense|income|earnings)\)",
     re.I,
 )
+# The slash forms of a sign pair: "Net cash (used)/provided by", "Income tax
+# (expense)/benefit", "Earnings/(loss) from operations".
+_SLASH_PAIR = re.compile(
+    r"\((?:used|loss|losses|expense|benefit|income|earnings|decrease|increase)\)\s*/\s*"
+    r"|\s*/\s*\(?(?:benefit|loss|losses|expense|income|earnings|provided|used|gains?|"
+    r"decrease|increase)\)?(?=[\s,]|$)",
+    re.I,
+)
 _LEADING = re.compile(r"^(?:less|add|plus)\s+")
 # "Total" is kept: "Total long-term debt" includes the current portion "Long-term debt" leaves out.
 _TOTAL = re.compile(r"^total\s+")
@@ -57,6 +66,7 @@ _CASH_FLOW_TOTAL = re.compile(
     r"(?:\s+(?:provided\s+by|used\s+in|used\s+for))?\s+(operating|investing|financing)\s+"
     r"activities$"
 )
+_ACTIVITIES_TOTAL = re.compile(r"^total (operating|investing|financing) activities$")
 _CASH_CHANGE = re.compile(
     r"^(?:net\s+)?(?:increase|decrease|change)(?:\s+(?:increase|decrease))?\s+in\s+"
 )
@@ -73,6 +83,11 @@ _NOT_A_COMPANY = re.compile(
     r"\b(?:noncontrolling|minority|redeemable|preferred|interests?|liabilities|total|equity|"
     r"per|shares?|basic|diluted)\b"
 )
+# The same, at the end of a label: what a cash flow's closing row adds to the balance's name.
+_BALANCE_END = re.compile(
+    r" (?:as of )?(?:beginning|ending|end|opening|closing)"
+    r"(?: of (?:the )?(?:fiscal )?(?:period|year|quarter))?(?: balances?)?$"
+)
 # An instant read at either end of a period: "Total shareholders' equity, ending balances".
 _BALANCE_TAIL = re.compile(
     r"^(?:as of )?(?:beginning|ending|end|opening|closing)"
@@ -85,7 +100,7 @@ def label_key(label: str) -> str:
     'Net cash (used in) provided by investing activities' ->
     'net cash provided by investing activities'."""
     text = _UNITS_NOTE.sub(" ", label.replace(COMPANY, _SLOT_WORD))
-    text = _SIGN_PAIR.sub(" ", _PAREN_NUMBER.sub(" ", text))
+    text = _SLASH_PAIR.sub(" ", _SIGN_PAIR.sub(" ", _PAREN_NUMBER.sub(" ", text)))
     key = normalize_label(text).replace(" & ", " and ")
     key = re.sub(r"\bnon (?=\w)", "non", key)  # non-current, non controlling
     key = re.sub(r"\bpre tax\b", "pretax", key)
@@ -94,7 +109,109 @@ def label_key(label: str) -> str:
     key = _NOTE_REF.sub("", key)
     key = re.sub(r" at (?=(?:beginning|end) of )", " ", key)
     key = _CASH_FLOW_TOTAL.sub(r"net cash provided by \1 activities", key)
+    key = _ACTIVITIES_TOTAL.sub(r"net cash provided by \1 activities", key)
     return _CASH_CHANGE.sub("net increase in ", key)
+
+
+# Words filings use for one thing, rewritten to one form on both sides of a match (a
+# dictionary label and a printed one), each with the reason a match through it records.
+# Written from general usage and the EDGAR filings' own tags (eval/bench/table_vs_tags.py),
+# never from questions.
+_SYNONYMS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (
+        re.compile(r"^(.*) net of accumulated (?:depreciation|amortization)\b.*$"),
+        r"\1 net",
+        "net of accumulated depreciation = net",
+    ),
+    (re.compile(r"\b(at cost)\b.+$"), r"\1", "a share count after 'at cost' dropped"),
+    (re.compile(r"\bearnings\b"), "income", "earnings = income"),
+    (
+        re.compile(r"(?<=\bnet )loss(?:es)?\b|^loss(?= (?:before|from) )|\bloss(?= per )"),
+        "income",
+        "loss = income (the sign is the number's)",
+    ),
+    (
+        re.compile(r"\b(?:share|stock)(?:holders|owners)\b"),
+        "stockholders",
+        "shareholders = stockholders",
+    ),
+    (re.compile(r"\bstockholders deficit\b"), "stockholders equity", "deficit = equity (a sign)"),
+    (re.compile(r"\binterests\b"), "interest", "interests = interest"),
+    (re.compile(r"\bshare based\b"), "stock based", "share-based = stock-based"),
+    (re.compile(r"\bnon operating\b"), "nonoperating", "non-operating = nonoperating"),
+    (
+        re.compile(
+            r"^(?:payments? (?:to acquire|for(?: the)?(?: purchases? of| acquisitions? of)?)"
+            r"|purchases? of|acquisitions? of|additions to|expenditures for"
+            r"|capital expenditures? for) "
+        ),
+        "purchases of ",
+        "payments to acquire, additions to, acquisitions of = purchases of",
+    ),
+    (
+        re.compile(
+            r"\b(?:property plant and equipment|property and equipment|premises and equipment"
+            r"|pp&e)\b"
+        ),
+        "ppe",
+        "property, plant and equipment = PP&E",
+    ),
+    (re.compile(r"\bppe(?: ppe)+\b"), "ppe", ""),
+    (
+        re.compile(r"^purchases of property(?: additions)?$"),
+        "purchases of ppe",
+        "purchases of property = of property, plant and equipment",
+    ),
+    (
+        re.compile(r"^stock based (?:plans? )?(?:compensation )?(?:expense|cost)s?$"),
+        "stock based compensation",
+        "stock-based plans expense = stock-based compensation",
+    ),
+    (
+        re.compile(
+            r"^(.*\bbefore (?:provision for )?(?:income )?tax(?:es)?(?: expense| provision)?)"
+            r" and equity in\b.*$"
+        ),
+        r"\1",
+        "'and equity in income of affiliates' tail: pretax income before it",
+    ),
+    (
+        re.compile(r"\bbefore (?:provision for )?income tax(?:es)?(?: expense| provision)?$"),
+        "before income taxes",
+        "before income tax expense = before income taxes",
+    ),
+    (
+        re.compile(r"^proceeds from (?:the )?(?:sales?|disposals?|dispositions?) of "),
+        "proceeds from sale of ",
+        "disposals of = sale of",
+    ),
+    (
+        re.compile(r"^(?:provision for|benefit from|provision for benefit from) (?=income tax)"),
+        "",
+        "provision for income taxes = income tax",
+    ),
+    (
+        re.compile(r"^income tax(?:es)?(?: expense| provision| benefit)?$"),
+        "income tax",
+        "income taxes = income tax expense",
+    ),
+)
+# A tail that leaves any line item what it is: "Other current assets, net".
+_NET_TAIL = re.compile(r"(?<=\w) net$")
+
+
+def canonical_key(key: str) -> tuple[str, tuple[str, ...]]:
+    """A label key (``label_key``) in the synonyms' one form, and which synonyms applied:
+    'net loss attributable to boeing shareholders' ->
+    ('net income attributable to boeing stockholders', ('loss = income ...', ...))."""
+    reasons: list[str] = []
+    for pattern, replacement, reason in _SYNONYMS:
+        changed = pattern.sub(replacement, key).strip()
+        if changed != key:
+            key = " ".join(changed.split())
+            if reason:
+                reasons.append(reason)
+    return key, tuple(reasons)
 
 
 def _words(text: str) -> str:
@@ -201,14 +318,33 @@ class Metric(BaseModel):
         """The amount a reader expects: capex printed '(1,577)' is 1,577."""
         return abs(value) if self.sign == "magnitude" else value
 
-    def label_rank(self, label: str) -> int | None:
+    def label_rank(self, label: str) -> float | None:
         """Where ``label`` stands in this metric's preference order; None if not its label."""
-        key = label_key(label)
+        keys = [label_key(label)]
+        if self.period == "instant":  # a cash flow's closing row names the balance
+            keys.append(_BALANCE_END.sub("", keys[0]))
+        for key in dict.fromkeys(keys):
+            rank = self._rank_of(key)
+            if rank is not None:
+                return rank
+        return None
+
+    def _rank_of(self, key: str) -> float | None:
+        form, _ = canonical_key(key)
         for rank, own in enumerate(self.labels):
             own_key = label_key(own)
-            pattern = _slot_pattern(own_key)
-            if own_key == key or (pattern is not None and _company_in(pattern, key)):
+            own_form, _ = canonical_key(own_key)
+            if own_key == key or own_form == form:
                 return rank
+            for pattern, printed in (
+                (_slot_pattern(own_key), key),
+                (_slot_pattern(own_form), form),
+            ):
+                company = _company_in(pattern, printed) if pattern is not None else None
+                if company:
+                    # "...attributable to Boeing common shareholders" is the common
+                    # shareholders' share (after preferred dividends) where both are printed.
+                    return rank + 0.5 if "common" in company.split() else rank
         return None
 
 
@@ -267,6 +403,11 @@ class _Index:
         self.by_concept = {concept: item for item in data.metric for concept in item.concepts}
         self.by_label: dict[str, Metric] = {}
         self.slots: list[tuple[re.Pattern[str], Metric]] = []
+        # Each label in the synonyms' form; a form two metrics' labels share matches
+        # neither (the synonyms would be choosing between them).
+        self.by_canonical: dict[str, tuple[Metric, str]] = {}
+        self.canonical_slots: list[tuple[re.Pattern[str], Metric, str]] = []
+        shared: set[str] = set()
         for item in data.metric:
             for label in item.labels:
                 key = label_key(label)
@@ -275,6 +416,33 @@ class _Index:
                     self.by_label[key] = item
                 else:
                     self.slots.append((pattern, item))
+                form, _ = canonical_key(key)
+                if _slot_pattern(form) is not None:
+                    self.canonical_slots.append((_slot_pattern(form), item, label))
+                elif form in self.by_canonical and self.by_canonical[form][0] is not item:
+                    shared.add(form)
+                else:
+                    self.by_canonical.setdefault(form, (item, label))
+        for form in shared:
+            del self.by_canonical[form]
+
+    def synonym(self, key: str, allowed: Allowed) -> tuple[Metric, str] | None:
+        """The metric whose label reads as ``key`` once both are in the synonyms' form,
+        with the reason: which label, through which synonyms."""
+        form, reasons = canonical_key(key)
+        candidates = [form]
+        net = _NET_TAIL.sub("", form)
+        if net != form:
+            candidates.append(net)
+        for n, candidate in enumerate(candidates):
+            why = list(reasons) + (["', net' tail"] if n else [])
+            found = self.by_canonical.get(candidate)
+            if found and allowed(found[0]):
+                return found[0], f"label {found[1]!r} by synonyms: {'; '.join(why)}"
+            for pattern, item, label in self.canonical_slots:
+                if allowed(item) and _company_in(pattern, candidate) is not None:
+                    return item, f"label {label!r} by synonyms: {'; '.join(why)}"
+        return None
 
     def exact(self, key: str, allowed: Allowed) -> Metric | None:
         """The metric listing this label, or whose {company} label reads it; file order wins."""
@@ -362,6 +530,14 @@ def unit_kind(unit: str | None) -> str | None:
     return "money" if re.fullmatch(r"[A-Z]{3}", unit) else None
 
 
+@dataclass(frozen=True)
+class LabelMatch:
+    """The metric a printed row is, and why: which dictionary label it read as, and how."""
+
+    metric: Metric
+    reason: str  # "label 'Net sales'", "label 'Net income' by synonyms: earnings = income"
+
+
 def match_label(
     label: str,
     statement: str | None = None,
@@ -369,7 +545,19 @@ def match_label(
     parents: Sequence[str] = (),
     unit: str | None = None,
 ) -> Metric | None:
-    """The metric a printed row is, or None.
+    """The metric a printed row is, or None (``explain_label`` says why)."""
+    found = explain_label(label, statement, parents=parents, unit=unit)
+    return found.metric if found else None
+
+
+def explain_label(
+    label: str,
+    statement: str | None = None,
+    *,
+    parents: Sequence[str] = (),
+    unit: str | None = None,
+) -> LabelMatch | None:
+    """The metric a printed row is, with the reason, or None.
 
     ``statement`` is the kind of table the row is in (``model.STATEMENT_KINDS``): a
     statement admits the metrics it prints; a segment note matches none (its rows break
@@ -396,11 +584,22 @@ def match_label(
 
     for heading in heading_keys:
         if heading and (found := index.exact(f"{heading} {key}", allowed)):
-            return found
+            return LabelMatch(found, f"heading {heading!r} and row {key!r}")
     # An unlisted "Total X" is X's total: "Total cash and cash equivalents".
     keys = dict.fromkeys((key, _TOTAL.sub("", key)))
-    for way in (index.exact, index.qualified):
-        for candidate in keys:
-            if found := way(candidate, allowed):
-                return found
+    for candidate in keys:
+        if found := index.exact(candidate, allowed):
+            total = " (its total)" if candidate != key else ""
+            return LabelMatch(found, f"label {candidate!r}{total}")
+    for candidate in keys:
+        if found := index.qualified(candidate, allowed):
+            return LabelMatch(found, f"label of {found.name} with a tail: {candidate!r}")
+    # Last, the synonyms and patterns: "Payments to acquire property, plant and equipment"
+    # is "Purchases of property, plant and equipment".
+    for candidate in keys:
+        for heading in heading_keys:
+            if heading and (named := index.synonym(f"{heading} {candidate}", allowed)):
+                return LabelMatch(named[0], f"under heading {heading!r}: {named[1]}")
+        if named := index.synonym(candidate, allowed):
+            return LabelMatch(*named)
     return None

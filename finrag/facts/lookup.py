@@ -89,7 +89,7 @@ def _row_metric(
 
 
 @lru_cache(maxsize=65536)
-def _label_rank(metric_name: str, label: str) -> int | None:
+def _label_rank(metric_name: str, label: str) -> float | None:
     return find_metric(metric_name).label_rank(label)
 
 
@@ -240,12 +240,33 @@ class MetricResolver:
 
     def resolve(self, metric: Metric, period: Period) -> MetricValue | Unresolved:
         ranked = [(r, f) for r, f in self._metric_facts(metric) if self._is_period(f, period)]
+        return self._pick(metric, period.label, ranked)
+
+    def resolve_year_to_date(
+        self, metric: Metric, fiscal_year: int, months: int
+    ) -> MetricValue | Unresolved:
+        """A flow over the first ``months`` of fiscal year ``fiscal_year`` (6 or 9: a
+        10-Q's year-to-date column); 3 is the first quarter and 12 the year."""
+        if months == 3:
+            return self.resolve(metric, Period(fiscal_year, 1))
+        if months == 12:
+            return self.resolve(metric, Period(fiscal_year))
+        ranked = [
+            (r, f)
+            for r, f in self._metric_facts(metric)
+            if not f.instant and f.months == months and f.fiscal_year == fiscal_year
+        ]
+        return self._pick(metric, f"FY{fiscal_year} {months}M", ranked)
+
+    def _pick(
+        self, metric: Metric, label: str, ranked: list[tuple[tuple, StoredFact]]
+    ) -> MetricValue | Unresolved:
         if not ranked:
             return Unresolved(
                 metric.name,
-                period.label,
+                label,
                 "missing",
-                f"no {metric.name} for {period.label} in the store",
+                f"no {metric.name} for {label} in the store",
             )
         best_rank, best = min(ranked, key=lambda pair: pair[0])
         # Ties on everything but the fact itself, in the same filing: nothing says which
@@ -257,11 +278,7 @@ class MetricResolver:
                 MetricValue(metric, period_key(f), value, f) for value, f in values.items()
             )
             return Unresolved(
-                metric.name,
-                period.label,
-                "ambiguous",
-                _ambiguity(metric, period, candidates),
-                candidates,
+                metric.name, label, "ambiguous", _ambiguity(metric, label, candidates), candidates
             )
         assert best.value is not None
         value = metric.natural_value(best.value)
@@ -277,6 +294,10 @@ class MetricResolver:
             ):
                 restated.setdefault(f.document_id, f)
         return MetricValue(metric, period_key(best), value, best, tuple(restated.values()))
+
+    def ranked_facts(self, metric: Metric) -> list[tuple[tuple, StoredFact]]:
+        """Every stored fact that reports ``metric``, with its preference rank (lower wins)."""
+        return list(self._metric_facts(metric))
 
     def _metric_facts(self, metric: Metric) -> list[tuple[tuple, StoredFact]]:
         if metric.name not in self._facts:
@@ -331,10 +352,10 @@ class MetricResolver:
         return (fact.fiscal_year, fact.fiscal_quarter) == (year, quarter or 4)
 
 
-def _ambiguity(metric: Metric, period: Period, candidates: tuple[MetricValue, ...]) -> str:
+def _ambiguity(metric: Metric, label: str, candidates: tuple[MetricValue, ...]) -> str:
     fact = candidates[0].fact
     where = f"the {fact.statement.replace('_', ' ')} of {PurePath(fact.document).stem}"
     printed = [f"{c.fact.printed or c.value} (p.{c.fact.page})" for c in candidates]
     values = ", ".join(printed[:-1]) + f" and {printed[-1]}"
     count = "two" if len(candidates) == 2 else str(len(candidates))
-    return f"{count} values for {metric.name} {period.label} on {where}: {values}"
+    return f"{count} values for {metric.name} {label} on {where}: {values}"

@@ -38,6 +38,7 @@ _ENDING = re.compile(
     r"\bend\s+of\s+(?:the\s+)?(?:year|period)\b|\bending\s+balances?\b|\bending$", re.I
 )
 _ENDS_SPAN = re.compile(r"ended[\s:,]*$", re.I)
+_BARE_YEAR = re.compile(r"(?:fiscal\s+)?((?:19|20)\d{2})")
 _STATEMENT_TITLES = (
     (
         model.CASH_FLOW,
@@ -71,8 +72,20 @@ _STATEMENT_TITLES = (
     ),
     (model.SEGMENT, re.compile(r"\bsegments?\b", re.I)),
 )
+# A line that talks about a statement rather than titling it: a note's lead-in sentence.
+_SENTENCE = re.compile(
+    r"\b(?:following|table|summar\w+|included|recorded|presented|reported|reflected|"
+    r"in\s+(?:our|the)\s+(?:condensed\s+)?consolidated)\b",
+    re.I,
+)
+# A reconciliation to "core" figures restates statement rows beside adjusted ones.
+_NON_GAAP = re.compile(r"\bnon-?\s?gaap\b|\bnot\s+defined\s+by\s+u\.?\s?s\.?\s+gaap\b", re.I)
 _MDA = re.compile(r"management['’]?s\s+discussion|\bitem\s+7\.?\s", re.I)
 _NOTE = re.compile(r"\bnote\s+\d+\b", re.I)  # a note's table is not the statement
+_NOTES_HEADING = re.compile(r"\bnotes\s+to\b|\bnote\b", re.I)
+_STATEMENTS_ITEM = re.compile(
+    r"\bitem\s+(?:1|8)\.?\s+(?:consolidated\s+|condensed\s+)*financial\s+statements\b", re.I
+)
 # Rows that mark a statement when its title is not at hand: the kind whose rows match
 # at least ``needed`` of its patterns (one "Net income" row alone is an EPS note too).
 _ROW_SIGNS = (
@@ -104,6 +117,27 @@ _ROW_SIGNS = (
         ],
     ),
 )
+_UNAUDITED = re.compile(r"\(?\s*unaudited\s*\)?", re.I)
+# One row any part of the statement prints (a part cut from a long table too).
+_CONFIRMING = {
+    model.INCOME: re.compile(
+        r"^(?:total\s+)?(?:net\s+)?(?:revenues?|sales)(?:,\s*net)?:?$|gross\s+(?:profit|margin)"
+        r"|operating\s+(?:income|loss|profit)|(?:income|earnings|loss)\s+from\s+operations"
+        r"|before\s+(?:provision|income\s+tax|taxes)|^net\s+(?:income|earnings|loss)"
+        r"|per\s+(?:common\s+)?share|income\s+tax",
+        re.I,
+    ),
+    model.BALANCE: re.compile(
+        r"^total\s+(?:current\s+)?(?:assets|liabilities)|(?:stock|share)holders|equity"
+        r"|^cash\s+and\s+cash\s+equivalents|receivable|inventor|goodwill|payable",
+        re.I,
+    ),
+    model.CASH_FLOW: re.compile(
+        r"(?:operating|investing|financing)\s+activities|adjustments\s+to\s+reconcile"
+        r"|depreciation|(?:stock|share)-based|^net\s+(?:income|earnings|loss)",
+        re.I,
+    ),
+}
 # A subtotal of the whole statement closes any section row above it ("Other income
 # (expense):" does not head "Earnings before income taxes").
 _STATEMENT_SUBTOTAL = re.compile(
@@ -136,18 +170,43 @@ def classify_statement(context_lines: Sequence[str], labels: Sequence[str]) -> s
     # The nearest line wins: the title under "Item 8" names the statement, not the Item.
     for line in reversed(context_lines):
         for part in reversed(line.split(" > ")):
+            if _SENTENCE.search(part) or len(part.split()) > 14:
+                continue  # "... as reported in our consolidated statements of operations:"
             for kind, pattern in _STATEMENT_TITLES:
                 if pattern.search(part):
+                    # A heading spans every table under it (a statement's footnote table
+                    # of stock-based compensation by line): its rows must agree.
+                    heading = " > " in line
+                    if heading and not _confirms(kind, labels):
+                        return model.OTHER_TABLE
                     return kind
     # MD&A repeats statement rows in its own tables ("Net cash provided by operating
     # activities" in a free-cash-flow table): those are not the statement.
-    if any(_MDA.search(line) or _NOTE.search(line) for line in context_lines):
+    if any(
+        _MDA.search(line) or _NOTE.search(line) or _NON_GAAP.search(line) for line in context_lines
+    ):
         return model.OTHER_TABLE
+    # Directly under "Item 1. Financial Statements" (a statement whose title the parser
+    # lost, Tesla's 10-Q: "... > (unaudited)"), and not in its notes, one sign will do.
+    path = next((line for line in context_lines if " > " in line), "")
+    deepest = path.split(" > ")[-1].strip() if path else ""
+    in_statements = bool(
+        deepest
+        and (_STATEMENTS_ITEM.search(deepest) or _UNAUDITED.fullmatch(deepest))
+        and not any(_NOTES_HEADING.search(line) for line in context_lines)
+    )
     for kind, needed, patterns in _ROW_SIGNS:
         hits = sum(any(re.search(p, label.strip(), re.I) for label in labels) for p in patterns)
-        if hits >= needed:
+        if hits >= (1 if in_statements else needed):
             return kind
     return model.OTHER_TABLE
+
+
+def _confirms(kind: str, labels: Sequence[str]) -> bool:
+    pattern = _CONFIRMING.get(kind)
+    if pattern is None or not labels:
+        return True
+    return any(pattern.search(label.strip()) for label in labels)
 
 
 def facts_from_table_chunk(
@@ -255,9 +314,12 @@ def _balance_row_period(label: str, period: Period) -> Period:
     if period.instant or not period.known:
         return period
     if _BEGINNING.search(label):
-        if period.months == 12 and period.fiscal_year:
+        # A year, or a 10-Q's year-to-date column (6 or 9 months: its cash-flow statement
+        # runs from the fiscal year's start), opens at the previous fiscal year's end.
+        year_to_date = period.months in (6, 9, 12) and period.fiscal_quarter is None
+        if year_to_date and period.fiscal_year:
             return Period(instant=True, fiscal_year=period.fiscal_year - 1)
-        return Period()  # the start of a quarter or half: a date the header does not give
+        return Period()  # the start of a quarter: a date the header does not give
     if _ENDING.search(label):
         return replace(period, instant=True, months=None, start=None)
     return period
@@ -275,14 +337,18 @@ def column_headings(
             pieces[j].append(text)
         for j in value_columns:
             cell = row[j].strip() if j < len(row) else ""
-            rest = _PERIOD_PIECE.sub(" ", cell).strip(" ,:-|")
-            if rest and _is_words(rest) and not _is_fragment(cell, row, j):
+            rest = _PERIOD_PIECE.sub(" ", cell).strip(" ,-|")
+            # "ASSETS:" spanned over the date columns heads rows, not a column.
+            heading = rest.endswith(":")
+            rest = rest.strip(" :")
+            if rest and not heading and _is_words(rest) and not _is_fragment(cell, row, j):
                 qualifiers[j].append(rest)
     periods = {
         j: parse_period(" ".join(pieces[j]), instant_default=instant_default) for j in value_columns
     }
     if not instant_default:
         periods = _share_lone_span(periods)
+    periods = _years_under_a_span(periods, pieces)
     out: dict[int, tuple[Period, str | None]] = {}
     for j in value_columns:
         period = periods[j]
@@ -292,6 +358,29 @@ def column_headings(
             period = replace(period, instant=True)  # a date with no span over it: a balance
         qualifier = " ".join(qualifiers[j]) or None
         out[j] = (period, qualifier)
+    return out
+
+
+def _years_under_a_span(
+    periods: dict[int, Period], pieces: dict[int, list[str]]
+) -> dict[int, Period]:
+    """A bare year beside a dated span ("Six months ended June 30 2025 | 2024") is the
+    same span ending on the same day of that year, not the whole fiscal year 2024."""
+    out = dict(periods)
+    previous: Period | None = None
+    for j in periods:
+        text = " ".join(pieces[j]).strip()
+        bare = _BARE_YEAR.fullmatch(text)
+        if bare and previous is not None and previous.end and previous.months:
+            year = int(bare.group(1))
+            try:
+                end = previous.end.replace(year=year)
+            except ValueError:  # February 29
+                end = previous.end.replace(year=year, day=28)
+            if year != previous.end.year:
+                out[j] = Period(end=end, months=previous.months, instant=previous.instant)
+                continue
+        previous = out[j] if out[j].end else previous
     return out
 
 
