@@ -99,12 +99,12 @@ def ingest_command(
                 rebuild=rebuild,
                 on_event=progress.update,
             )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C; SIGTERM raises SystemExit
         err.print(
             "interrupted: the documents stored so far are complete and kept; "
             "run the same command again to continue"
         )
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        raise typer.Exit(interrupted_code(exc)) from None
     finally:
         store.close()
     if as_json:
@@ -136,9 +136,16 @@ def _watch(paths, settings, store, *, overrides, as_json: bool) -> None:
                     Text(f"watching {shown} for new, changed and deleted filings (Ctrl-C stops)")
                 )
             sys.stderr.flush()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as exc:
         err.print("stopped watching: every document stored is complete")
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        raise typer.Exit(interrupted_code(exc)) from None
+
+
+def interrupted_code(exc: BaseException) -> int:
+    """130 for Ctrl-C (SIGINT), the code a SIGTERM's SystemExit carries (143)."""
+    if isinstance(exc, SystemExit) and isinstance(exc.code, int):
+        return exc.code
+    return ExitCode.INTERRUPTED
 
 
 # How far a file is, by stage: parsing is about half of a PDF's time, embedding the rest
