@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from finrag.db.documents import CompanyCoverage
+from finrag.db.documents import CompanyCoverage, describe_coverage
 from finrag.retrieve.filters import CompanyRef, QueryFilters
 
 # A year each way for fiscal years named by the calendar year (NVIDIA's fiscal 2026
@@ -78,7 +78,14 @@ def unheld_period_message(
         asked = f"Q{filters.quarter} of {asked}"
     held = {c.company: c for c in coverage}
     holdings = "; ".join(held[c.name].describe() for c in companies if c.name in held)
+    if holdings:
+        return (
+            f"The store holds no {names} filing covering {asked}, so I cannot answer that. "
+            f"It holds {holdings}."
+        )
+    # A company known to the store without a filing of its own (one stored before removals
+    # took companies with them): say what the store does hold, never an empty list.
     return (
-        f"The store holds no {names} filing covering {asked}, so I cannot answer that. "
-        f"It holds {holdings}."
+        f"The store holds no {names} filing, so I cannot answer that. "
+        f"It holds: {describe_coverage(list(coverage))}."
     )
