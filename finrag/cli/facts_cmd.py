@@ -10,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from finrag.cli.render import Column, err, print_json, print_table
+from finrag.cli.conventions import nothing_found
+from finrag.cli.render import Column, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
 from finrag.db.companies import require_company
@@ -19,6 +20,10 @@ from finrag.facts.dictionary import metric
 from finrag.facts.lookup import metric_values
 from finrag.facts.statements import STATEMENT_NAMES, StatementView, statement_view
 
+_NONE_HINT = (
+    "`finrag docs list` shows the filings stored; another --statement, --metric or --year "
+    "may have some"
+)
 _MILLIONS_CAPTION = "USD and shares in millions; per-share amounts and percentages as printed"
 
 
@@ -77,10 +82,13 @@ def facts_command(
         print_json(view.as_dict())
     elif as_csv:
         _write_csv(view)
-    elif not view.rows:
-        err.print(f"no {statement} statement facts for {name}" + (f" in FY{year}" if year else ""))
-    else:
+    elif view.rows:
         _print_statement(view)
+    if not view.rows:
+        nothing_found(
+            f"no {statement} statement facts for {name}" + (f" in FY{year}" if year else ""),
+            hint=_NONE_HINT,
+        )
 
 
 def _show_metric(company: str, chosen, values, *, as_json: bool, as_csv: bool) -> None:
@@ -93,8 +101,7 @@ def _show_metric(company: str, chosen, values, *, as_json: bool, as_csv: bool) -
                 "values": [v.as_dict() for v in values],
             }
         )
-        return
-    if as_csv:
+    elif as_csv:
         rows = [v.as_dict() for v in values]
         writer = csv.DictWriter(
             sys.stdout, fieldnames=["company", *(rows[0] if rows else ["metric", "period"])]
@@ -102,9 +109,9 @@ def _show_metric(company: str, chosen, values, *, as_json: bool, as_csv: bool) -
         writer.writeheader()
         for row in rows:
             writer.writerow({"company": company, **row})
-        return
     if not values:
-        err.print(f"no {chosen.display.lower()} for {company} in the store's facts")
+        nothing_found(f"no {chosen.display.lower()} for {company} in the store's facts", _NONE_HINT)
+    if as_json or as_csv:
         return
     rows = []
     for v in values:
