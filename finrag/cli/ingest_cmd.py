@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -120,6 +121,18 @@ def _watch(paths, settings, store, *, overrides, as_json: bool) -> None:
     from finrag.ingest.watch import watch
 
     shown = " ".join(str(p) for p in paths)
+    # watchfiles runs the signal handlers while it waits, drops what they raise and raises
+    # KeyboardInterrupt instead: SIGTERM is remembered here to exit 143, not 130.
+    terminated: list[int] = []
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        terminated.append(signum)
+        if callable(previous):
+            previous(signum, frame)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         for n, round_ in enumerate(watch(paths, settings, store, overrides=overrides)):
             if as_json:
@@ -138,7 +151,10 @@ def _watch(paths, settings, store, *, overrides, as_json: bool) -> None:
             sys.stderr.flush()
     except (KeyboardInterrupt, SystemExit) as exc:
         err.print("stopped watching: every document stored is complete")
-        raise typer.Exit(interrupted_code(exc)) from None
+        code = 128 + terminated[-1] if terminated else interrupted_code(exc)
+        raise typer.Exit(code) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def interrupted_code(exc: BaseException) -> int:
