@@ -30,6 +30,7 @@ class FinragError(Exception):
     """Base of every error finrag reports to a user."""
 
     exit_code: ExitCode = ExitCode.FAILED
+    label = "error"  # how the CLI's error boundary introduces the message
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -65,10 +66,16 @@ class EmbeddingMismatch(DatabaseError):
     """The store holds vectors from another embedding model than the configured one."""
 
 
-class FilterUnmatched(FinragError):
-    """--strict-filters: no filing matches a filter the question or a flag set."""
+class NothingFound(FinragError):
+    """A data command (facts, kpi, search, graph, market, ask) found nothing to show: not a
+    failure, an answer a script can branch on (exit 7, "nothing found: ...")."""
 
     exit_code = ExitCode.NO_ANSWER
+    label = "nothing found"
+
+
+class FilterUnmatched(NothingFound):
+    """--strict-filters: no filing matches a filter the question or a flag set."""
 
 
 class ModelNotAvailable(FinragError):

@@ -140,7 +140,7 @@ def test_an_ingest_makes_cached_answers_stale_and_clear_empties_the_cache(
         assert run_finrag("ingest", str(other), env=_env(home)).returncode == 0
         assert not cached()  # the store changed
         assert cached()
-        assert run_finrag("docs", "rm", str(other), env=_env(home)).returncode == 0
+        assert run_finrag("docs", "rm", str(other), "--yes", env=_env(home)).returncode == 0
         assert not cached()
 
     cleared = json.loads(run_finrag("cache", "clear", "--json", env=_env(home)).stdout)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr
 
-from finrag.answer.coverage import HeldFiling, covers
+from finrag.answer.coverage import HeldFiling, covers, unheld_period_message
 from finrag.answer.pipeline import Asker
 from finrag.config import load_settings
 from finrag.db import open_store
+from finrag.db.documents import CompanyCoverage
 from finrag.embed import get_embedder
 from finrag.llm.fake import FakeLLM
+from finrag.retrieve.filters import CompanyRef, QueryFilters
 from tests.corpus import ACME_PAGES, GLOBEX_PAGES, add_document
 
 
@@ -67,3 +69,18 @@ def test_a_year_no_held_filing_covers_is_refused(database_url: str) -> None:
     assert held.refusal != "unheld-period" and globex_2023.refusal != "unheld-period"
     assert unnamed.refusal != "unheld-period"  # no company named: nothing to hold it to
     assert both.refusal != "unheld-period"  # 2023 is held: answered for what is
+
+
+@pytest.mark.parametrize(
+    ("coverage", "holds"),
+    [
+        ([], "It holds: no filings yet"),
+        ([CompanyCoverage("Globex", "GLBX", ["FY2023 10-K"])], "It holds: Globex (GLBX): FY2023"),
+    ],
+)
+def test_a_company_without_filings_is_refused_naming_what_is_held(coverage, holds) -> None:
+    # A company row left without a document (a store from before `docs rm` removed them).
+    acme = CompanyRef(1, "ACME", None)
+    message = unheld_period_message([acme], QueryFilters(companies=[acme], years=[2023]), coverage)
+    assert message.startswith("The store holds no ACME filing, so I cannot answer that.")
+    assert holds in message and "holds ." not in message

@@ -12,6 +12,7 @@ import psycopg
 import pytest
 
 from finrag.db.documents import remove_document
+from finrag.errors import ExitCode
 from finrag.graph.extract import (
     ChunkText,
     auditor_rule,
@@ -311,7 +312,8 @@ def test_finrag_graph_rebuild_extracts_a_store_without_a_graph(graph_home: Path,
     conn.commit()
     env = clean_env(FINRAG_HOME=str(graph_home), FINRAG_EMBED__BACKEND="hash")
     empty = run_finrag("graph", "BBY", env=env)
-    assert empty.returncode == 0 and "--rebuild" in empty.stderr
+    assert empty.returncode == ExitCode.NO_ANSWER and "--rebuild" in empty.stderr
+    assert "nothing found: no graph for" in empty.stderr
     done = run_finrag("graph", "BBY", "--rebuild", "--json", env=env)
     assert done.returncode == 0, done.stderr
     assert "rebuilt the graph of 1 filing(s)" in done.stderr

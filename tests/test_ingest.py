@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ from finrag.db.companies import lookup_company
 from finrag.errors import ExitCode
 from finrag.ingest.pipeline import ingest
 from tests import pdfs
-from tests.conftest import REPO, run_finrag
+from tests.conftest import REPO, SHARED, run_finrag
 
 SAMPLE = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
 
@@ -153,17 +154,50 @@ def test_docs_commands_and_rm_leaves_nothing(home: Path, tmp_path: Path) -> None
     assert shown["metadata_source"]["fiscal_year"] == "path"
     assert shown["chunks"] >= 1
 
-    removed = run_finrag("docs", "rm", str(doc_id), "--json", env=env)
+    script = tmp_path / "replies.json"  # a checked answer, which the answer cache keeps
+    quote = {"source": 1, "quote": "declared a dividend of $0.50 per share", "value": "0.50"}
+    reply = "The board declared a dividend of $0.50 per share [1]."
+    extraction = {"answerable": True, "facts": [quote], "calculations": []}
+    script.write_text(json.dumps([extraction, reply]))
+    question = "What did the ACME board declare in 2023?"
+    model = {"FINRAG_LLM__BACKEND": "fake", "FINRAG_LLM__FAKE_SCRIPT": str(script)}
+    # (hashed embeddings score low: the excerpt is let through)
+    model["FINRAG_ANSWER__MIN_RELEVANCE"] = "0"
+    asked = run_finrag("ask", question, env=env | model)
+    assert asked.returncode == 0 and asked.stdout.startswith(reply), asked.stderr
+    parsed = list((home / "cache" / "parsed").glob("*.json"))
+    assert parsed
+
+    # Every table that holds rows of a document, the companies, and the answers cache.
+    tables = [
+        "documents",
+        "chunks",
+        "facts",
+        "summaries",
+        "entities",
+        "relations",
+        "graph_runs",
+        "companies",
+        "answer_cache",
+    ]
+
+    def counts() -> dict[str, int]:
+        sql = "; ".join(f"SELECT count(*) FROM {t}" for t in tables)
+        shown = run_finrag("db", "psql", "-tA", "-c", sql, env=env).stdout.split()
+        return dict(zip(tables, map(int, shown), strict=True))
+
+    before = counts()
+    assert before["chunks"] and before["companies"] == 1 and before["answer_cache"] == 1, before
+    refused = run_finrag("docs", "rm", str(doc_id), env=env)  # stdin is not a terminal
+    assert refused.returncode == ExitCode.USAGE and "pass --yes" in refused.stderr
+    removed = run_finrag("docs", "rm", str(doc_id), "--yes", "--json", env=env)
     assert removed.returncode == 0, removed.stderr
-    psql = run_finrag(
-        "db",
-        "psql",
-        "-tA",
-        "-c",
-        "SELECT count(*) FROM chunks; SELECT count(*) FROM documents",
-        env=env,
-    )
-    assert psql.stdout.split() == ["0", "0"], "no chunk or vector left behind"
+    assert json.loads(removed.stdout)["companies"] == ["ACME"]
+    assert counts() == dict.fromkeys(tables, 0)
+    assert not [p for p in parsed if p.exists()], "the parsed-Markdown cache goes too"
+    after = run_finrag("ask", question, env=env | model)
+    assert after.returncode == ExitCode.NO_ANSWER, after.stderr
+    assert "no filings yet" in after.stdout and "holds ." not in after.stdout
 
 
 def test_cli_exit_codes_for_partial_failure(home: Path, tmp_path: Path) -> None:
@@ -219,6 +253,78 @@ def test_interrupted_ingest_leaves_whole_documents_and_resumes(home: Path, tmp_p
     assert resumed.count("unchanged") == done
     assert resumed.count("ingested") == 4 - done
     store.close()
+
+
+BIG_PDF = SHARED / "financebench-dev" / "pdfs" / "3M_2018_10K.pdf"  # 160 pages
+
+
+def _parser_workers(pid: int) -> set[int]:
+    """The parser processes ``pid`` started (Linux), not its server watchdog."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            for child in (task / "children").read_text().split():
+                if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    found.add(int(child))
+    return found
+
+
+@pytest.mark.skipif(not BIG_PDF.is_file(), reason=f"no large PDF at {BIG_PDF}")
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+def test_sigterm_while_a_large_pdf_is_parsed_ends_the_worker_and_the_run(
+    home: Path, tmp_path: Path
+) -> None:
+    """SIGTERM to the main process alone (as `timeout`, systemd and `docker stop` send
+    it) while the parser process reads a 160-page 10-K: the run used to wait for the
+    parse to finish (over a minute)."""
+    folder = tmp_path / "filings"
+    folder.mkdir()
+    for name in ("A", "B"):  # parsed and stored first: discovery goes by name
+        pdfs.good_pdf(folder / f"{name}CO_2023_10K.pdf", text=f"{name} Corp sold widgets. " * 40)
+    shutil.copy(BIG_PDF, folder / "MMM_2018_10K.pdf")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "finrag", "ingest", str(folder)],
+        env=dict(os.environ, FINRAG_INGEST__WORKERS="1"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    store = None
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # both small filings stored: the 10-K is parsing
+            time.sleep(0.2)
+            if (home / "pgdata" / "postmaster.pid").exists():
+                store = store or open_store(load_settings())
+                if count_rows(store, "documents") == 2:
+                    break
+        workers = _parser_workers(proc.pid)
+        assert store is not None and workers, proc.stderr.read() if proc.poll() else ""
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)  # the parse alone takes over a minute
+        stderr = proc.stderr.read()
+        assert proc.returncode == 143, stderr
+        assert "run the same command again to continue" in stderr
+        assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()], "worker left"
+        with store.connect() as conn:
+            stored = conn.execute(
+                "SELECT d.path, count(c.id) FROM documents d JOIN chunks c "
+                "ON c.document_id = d.id GROUP BY d.path ORDER BY d.path"
+            ).fetchall()
+        assert [Path(p).name for p, _ in stored] == ["ACO_2023_10K.pdf", "BCO_2023_10K.pdf"]
+        parsed = list((home / "cache" / "parsed").iterdir())
+        assert len(parsed) == 2 and not [p for p in parsed if p.suffix == ".tmp"], parsed
+
+        (folder / "MMM_2018_10K.pdf").unlink()  # (its parse is what costs a minute)
+        pdfs.good_pdf(folder / "CCO_2023_10K.pdf", text="C Corp sold gadgets. " * 40)
+        resumed = ingest([folder], load_settings(ingest={"workers": 0}), store)
+        assert resumed.count("unchanged") == 2 and resumed.count("ingested") == 1
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if store is not None:
+            store.close()
 
 
 @pytest.mark.parametrize("parser", ["marker", "llamaparse"])

@@ -20,7 +20,6 @@ from typing import Any
 
 from finrag.agent.graph import END
 from finrag.agent.multihop import Renumbering, concatenated, numbered_answers
-from finrag.agent.safety import safety_reply
 from finrag.agent.schemas import (
     MAX_SUB_QUESTIONS,
     IntentChoice,
@@ -33,6 +32,7 @@ from finrag.agent.schemas import (
 from finrag.agent.state import Pending, TurnState
 from finrag.answer.citations import check_numbers, map_citations
 from finrag.answer.pipeline import Asker
+from finrag.answer.safety import safety_reply
 from finrag.db.documents import describe_coverage, store_coverage
 from finrag.llm import LLMError
 from finrag.llm.prompts import load_prompt

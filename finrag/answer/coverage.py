@@ -23,7 +23,7 @@ import psycopg
 
 from finrag.answer.fact_words import measure_words
 from finrag.answer.facts_route import FactsOutcome, Gap
-from finrag.db.documents import CompanyCoverage
+from finrag.db.documents import CompanyCoverage, describe_coverage
 from finrag.facts.dictionary import metric as dictionary_metric
 from finrag.facts.lookup import Period
 from finrag.retrieve.filters import CompanyRef, QueryFilters
@@ -89,9 +89,16 @@ def unheld_period_message(
         asked = f"Q{filters.quarter} of {asked}"
     held = {c.company: c for c in coverage}
     holdings = "; ".join(held[c.name].describe() for c in companies if c.name in held)
+    if holdings:
+        return (
+            f"The store holds no {names} filing covering {asked}, so I cannot answer that. "
+            f"It holds {holdings}."
+        )
+    # A company known to the store without a filing of its own (one stored before removals
+    # took companies with them): say what the store does hold, never an empty list.
     return (
-        f"The store holds no {names} filing covering {asked}, so I cannot answer that. "
-        f"It holds {holdings}."
+        f"The store holds no {names} filing, so I cannot answer that. "
+        f"It holds: {describe_coverage(list(coverage))}."
     )
 
 

@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
     except FinragError as exc:
         if debug:
             traceback.print_exc()
-        print_error(exc.message, exc.hint)
+        print_error(exc.message, exc.hint, label=exc.label)
         sys.exit(int(exc.exit_code))
     except typer.Exit as exc:
         sys.exit(exc.exit_code)

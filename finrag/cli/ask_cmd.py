@@ -11,7 +11,9 @@ from finrag.answer.citations import Citation
 from finrag.answer.extraction import CalculationOutcome
 from finrag.answer.markdown import answer_markdown
 from finrag.answer.pipeline import Answer, Asker
+from finrag.answer.safety import declined_answer
 from finrag.answer.status import FOUND_IN_SOURCE, UNSUPPORTED, VERIFIED, WORDS
+from finrag.cli.conventions import nothing_found
 from finrag.cli.inputs import clean_option, question_text
 from finrag.cli.options import CompanyOption, FormOption, QuarterOption, YearOption
 from finrag.cli.persona_view import (
@@ -121,28 +123,31 @@ def ask_command(
     settings = with_options(app_state(ctx).settings, "llm", backend=backend, timeout_s=timeout)
     settings = with_options(settings, "answer", use_llm=False if no_llm else None)
     settings = with_options(settings, "answer", persona=persona_name(persona) or persona)
-    # The answer is printed once it has passed its checks: while the model writes, the
-    # status line shows the stage, the time and tokens/s (never an unchecked draft).
-    # The embedded server may take seconds to start: that is a stage too.
-    with Activity("opening the store") as activity, open_store(settings) as store:
-        activity.stage("retrieving")
+    # Screened first, as `chat` screens each turn: a declined request is never searched.
+    answer, view = declined_answer(question), None
+    if answer is None:
+        # The answer is printed once it has passed its checks: while the model writes, the
+        # status line shows the stage, the time and tokens/s (never an unchecked draft).
+        # The embedded server may take seconds to start: that is a stage too.
+        with Activity("opening the store") as activity, open_store(settings) as store:
+            activity.stage("retrieving")
 
-        def on_event(event: str) -> None:
-            activity.stage(_STAGES.get(event, event))
-            if event == "retrying":
-                activity.line(Text(_STAGES["retrying"], style="yellow"))
+            def on_event(event: str) -> None:
+                activity.stage(_STAGES.get(event, event))
+                if event == "retrying":
+                    activity.line(Text(_STAGES["retrying"], style="yellow"))
 
-        answer = Asker(store, settings).ask(
-            question,
-            k=k,
-            overrides={"company": company, "year": year, "quarter": quarter, "form": form},
-            on_token=lambda _piece: activity.tokens(),
-            on_event=on_event,
-            on_progress=lambda _piece: activity.tokens(),
-            strict_filters=strict_filters,
-            use_cache=not no_cache,
-        )
-        view = persona_view(store, settings, answer)
+            answer = Asker(store, settings).ask(
+                question,
+                k=k,
+                overrides={"company": company, "year": year, "quarter": quarter, "form": form},
+                on_token=lambda _piece: activity.tokens(),
+                on_event=on_event,
+                on_progress=lambda _piece: activity.tokens(),
+                strict_filters=strict_filters,
+                use_cache=not no_cache,
+            )
+            view = persona_view(store, settings, answer)
     if output_format == "json":
         print_json(with_persona_json(answer.as_dict(), view))
     elif output_format == "md":
@@ -153,8 +158,13 @@ def ask_command(
         out.print(Text(answer.answer))
         print_sources(answer)
         print_persona(view)
+    if answer.refused and answer.route == "declined":
+        nothing_found(f"declined ({answer.refusal}): the reply says why")
     if answer.refused:
-        raise typer.Exit(ExitCode.NO_ANSWER)
+        nothing_found(
+            "no answer in the stored filings: the reply says why",
+            hint="`finrag docs list` shows what the store holds",
+        )
     if failed_check(answer, strict=strict):
         raise typer.Exit(ExitCode.UNVERIFIED)
 

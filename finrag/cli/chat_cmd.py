@@ -15,9 +15,10 @@ from rich.text import Text
 from finrag.agent.graph import TraceStep
 from finrag.agent.session import ChatSession
 from finrag.agent.state import TurnResult
-from finrag.answer.status import WORDS
+from finrag.answer.status import REFUSED, WORDS
 from finrag.cli.ask_cmd import print_calculations, print_citations, print_numbers
 from finrag.cli.chat_commands import run_command
+from finrag.cli.conventions import nothing_found
 from finrag.cli.inputs import clean_option, clean_text
 from finrag.cli.persona_view import PersonaOption, print_persona
 from finrag.cli.progress import Activity, seconds_words
@@ -85,10 +86,16 @@ def chat_command(
             )
         elif not as_json:
             err.print(f"session {chat.name!r} (resume with --session {chat.name})")
+        statuses: list[str] = []
         if scripted:
-            _run_lines(chat, _lines(input_file), as_json=as_json, progress=progress)
+            statuses = _run_lines(chat, _lines(input_file), as_json=as_json, progress=progress)
         else:
             _repl(chat, settings.home / "chat_history", progress)
+    if statuses and all(status == REFUSED for status in statuses):
+        # As `ask` exits for its one question: declined, or not in the filings.
+        nothing_found(
+            "no question of the input was answered from the stored filings: the replies say why"
+        )
 
 
 # What each graph node leads to, as the status line says it while the next one works.
@@ -187,24 +194,28 @@ def _lines(source: str) -> Iterator[str]:
 
 def _run_lines(
     chat: ChatSession, lines: Iterable[str], *, as_json: bool, progress: _Progress
-) -> None:
+) -> list[str]:
+    """Each line a turn or a /command; the status of each turn, in order."""
+    statuses: list[str] = []
     for line in lines:
         line = clean_text(line)
         if not line or line.startswith("#"):
             continue
         if line.startswith("/"):
             if run_command(chat, line, as_json=as_json) == "quit":
-                return
+                return statuses
             continue
         if not as_json:
             out.print(Text(f"> {line}", style="bold"))
         result = _ask(chat, line, progress)
+        statuses.append(result.status)
         if as_json:
             sys.stdout.write(json.dumps(result.as_dict() | {"session": chat.name}, default=str))
             sys.stdout.write("\n")
             sys.stdout.flush()
         else:
             _show(result)
+    return statuses
 
 
 def _repl(chat: ChatSession, history_file: Path, progress: _Progress) -> None:
@@ -240,7 +251,7 @@ def _repl(chat: ChatSession, history_file: Path, progress: _Progress) -> None:
                 err.print(Text(_cancelled(chat), style="yellow"))
                 continue
             except FinragError as exc:  # a failed turn costs the turn, not the session
-                print_error(exc.message, exc.hint)
+                print_error(exc.message, exc.hint, label=exc.label)
                 err.print(Text(_cancelled(chat, failed=True), style="yellow"))
                 continue
             out.print()  # the answer apart from the step lines above it

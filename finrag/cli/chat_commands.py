@@ -66,7 +66,7 @@ def run_command(
         try:
             data = chat_kpi(chat.store, line, as_json=as_json)
         except FinragError as exc:  # a typo in a command costs the command, not the session
-            print_error(exc.message, exc.hint)
+            print_error(exc.message, exc.hint, label=exc.label)
             return None
         if data is None:  # printed already
             return None
@@ -74,7 +74,7 @@ def run_command(
         try:
             data = persona_command(chat, words[1:], as_json=as_json)
         except FinragError as exc:  # a typo costs the command, not the session
-            print_error(exc.message, exc.hint)
+            print_error(exc.message, exc.hint, label=exc.label)
             return None
     elif name not in COMMANDS:
         data = f"unknown command {name}. " + HELP

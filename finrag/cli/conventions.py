@@ -15,10 +15,22 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from typer import _click as click
 from typer.core import TyperArgument, TyperOption
+
+from finrag.errors import NothingFound
+
+# ---- nothing found -------------------------------------------------------------------
+
+
+def nothing_found(what: str, hint: str | None = None) -> NoReturn:
+    """How every data command (facts, kpi, search, graph, market, ask) ends when it found
+    nothing to show: "nothing found: WHAT" and the hint on stderr (--quiet keeps them),
+    exit 7. What --json or --csv asked for is printed first, empty: a script reads both."""
+    raise NothingFound(what, hint=hint)
+
 
 # ---- examples ------------------------------------------------------------------------
 
@@ -139,8 +151,8 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("finrag docs show 3 -j", "by id, as JSON"),
     ),
     "docs rm": (
-        (f"finrag docs rm {SAMPLE}", "its chunks and vectors go too"),
-        ("finrag docs rm 3 4", "by ids"),
+        (f"finrag docs rm {SAMPLE}", "asks, then removes it and everything made from it"),
+        ("finrag docs rm 3 4 --yes", "by ids, without asking (scripts)"),
     ),
     "eval": (
         ("finrag eval retrieval questions.jsonl", "hit@k and MRR"),

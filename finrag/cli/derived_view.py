@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
 
-from finrag.cli.render import Column, err, print_json, print_table
+from finrag.cli.render import Column, print_json, print_table
 from finrag.facts.derived import Derived, DerivedGap
 from finrag.facts.dictionary import Metric
 
@@ -41,8 +41,7 @@ def show_derived(
         )
         return
     if not found:
-        err.print(f"no {chosen.display.lower()} for {company} to derive {what} from")
-        return
+        return  # the command says "nothing found" (exit 7)
     rows = []
     for d in found:
         if isinstance(d, DerivedGap):

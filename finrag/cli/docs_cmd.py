@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -13,10 +14,11 @@ from finrag.cli.render import Column, err, out, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
 from finrag.db.companies import document_aliases
-from finrag.db.documents import get_document, list_documents, remove_document
-from finrag.errors import UsageError
+from finrag.db.documents import get_document, list_documents
+from finrag.errors import ExitCode, UsageError
 from finrag.facts.checks import coverage_line
 from finrag.facts.store import check_coverage, document_calendar
+from finrag.ingest.remove import remove_documents
 
 app = typer.Typer(help="List, show and remove ingested documents.", no_args_is_help=True)
 
@@ -103,26 +105,48 @@ def show(
 def rm(
     ctx: typer.Context,
     refs: Annotated[list[str], typer.Argument(help="Document ids, paths, or file names.")],
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Confirm: remove without asking.")
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Remove documents with all their chunks and vectors."""
-    store = open_store(app_state(ctx).settings)
-    removed = []
-    try:
-        with store.connect() as conn:
-            docs = []
-            for ref in refs:
-                doc = get_document(conn, ref)
-                if doc is None:
-                    raise UsageError(f"no document {ref!r}", hint="nothing was removed")
+    """Remove documents with everything made from them: chunks and vectors, facts, graph,
+    parsed-Markdown cache, cached answers, and a company left without filings (asks
+    first; --yes in scripts)."""
+    settings = app_state(ctx).settings
+    with open_store(settings) as store, store.connect() as conn:
+        docs = []
+        for ref in refs:
+            doc = get_document(conn, ref)
+            if doc is None:
+                raise UsageError(f"no document {ref!r}", hint="nothing was removed")
+            if doc.id not in {d.id for d in docs}:
                 docs.append(doc)
-            with conn.transaction():
-                for doc in docs:
-                    remove_document(conn, doc.id)
-                    removed.append({"id": doc.id, "path": doc.path, "chunks": doc.chunks})
-    finally:
-        store.close()
+        what = _removal_words(docs)
+        if not yes:
+            if not sys.stdin.isatty():  # a script gets no question it cannot answer
+                raise UsageError(
+                    f"rm removes {what} and everything made from it",
+                    hint="pass --yes to confirm; nothing was removed",
+                )
+            if not typer.confirm(f"Remove {what} and everything made from it?"):
+                err.print("kept: nothing removed")
+                raise typer.Exit(ExitCode.FAILED)
+        removal = remove_documents(conn, [d.id for d in docs], settings.cache_dir)
     if as_json:
-        print_json({"removed": removed})
-    for r in removed:
-        err.print(f"removed {r['path']} ({r['chunks']} chunks)", highlight=False)
+        removed = [{"id": d.id, "path": d.path, "chunks": d.chunks} for d in docs]
+        print_json({"removed": removed, **removal.as_dict()})
+    for doc in docs:
+        err.print(f"removed {doc.path} ({doc.chunks} chunks)", highlight=False)
+    if removal.companies:
+        err.print(
+            f"removed {', '.join(removal.companies)}: no filing of "
+            f"{'it' if len(removal.companies) == 1 else 'theirs'} is left",
+            highlight=False,
+        )
+
+
+def _removal_words(docs) -> str:
+    if len(docs) == 1:
+        return f"{Path(docs[0].path).name} ({docs[0].chunks} chunks)"
+    return f"{len(docs)} documents ({sum(d.chunks for d in docs)} chunks)"

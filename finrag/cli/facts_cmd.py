@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+from finrag.cli.conventions import nothing_found
 from finrag.cli.derived_view import show_derived
 from finrag.cli.render import Column, err, print_json, print_table
 from finrag.cli.state import app_state
@@ -22,6 +23,10 @@ from finrag.facts.lookup import metric_values
 from finrag.facts.statements import STATEMENT_NAMES, StatementView, statement_view
 from finrag.facts.store import company_calendars
 
+_NONE_HINT = (
+    "`finrag docs list` shows the filings stored; another --statement, --metric or --year "
+    "may have some"
+)
 _MILLIONS_CAPTION = "USD and shares in millions; per-share amounts and percentages as printed"
 
 
@@ -92,6 +97,11 @@ def facts_command(
             found = arithmetic.ttms(chosen) if ttm else arithmetic.quarters(chosen)
             wanted = [d for d in found if year is None or f"FY{year} " in f"{d.period} "]
             show_derived(name, chosen, wanted, ttm=ttm, as_json=as_json, as_csv=as_csv)
+            if not wanted:
+                what = "trailing twelve months" if ttm else "quarters"
+                nothing_found(
+                    f"no {chosen.display.lower()} for {name} to derive {what} from", _NONE_HINT
+                )
             return
         if chosen is not None:
             values = metric_values(
@@ -111,10 +121,13 @@ def facts_command(
         print_json({**view.as_dict(), "calendar": calendar.as_dict()})
     elif as_csv:
         _write_csv(view)
-    elif not view.rows:
-        err.print(f"no {statement} statement facts for {name}" + (f" in FY{year}" if year else ""))
-    else:
+    elif view.rows:
         _print_statement(view)
+    if not view.rows:
+        nothing_found(
+            f"no {statement} statement facts for {name}" + (f" in FY{year}" if year else ""),
+            hint=_NONE_HINT,
+        )
 
 
 def _show_metric(
@@ -130,8 +143,7 @@ def _show_metric(
                 "calendar": calendar.as_dict() if calendar else None,
             }
         )
-        return
-    if as_csv:
+    elif as_csv:
         rows = [v.as_dict() for v in values]
         writer = csv.DictWriter(
             sys.stdout, fieldnames=["company", *(rows[0] if rows else ["metric", "period"])]
@@ -139,9 +151,9 @@ def _show_metric(
         writer.writeheader()
         for row in rows:
             writer.writerow({"company": company, **row})
-        return
     if not values:
-        err.print(f"no {chosen.display.lower()} for {company} in the store's facts")
+        nothing_found(f"no {chosen.display.lower()} for {company} in the store's facts", _NONE_HINT)
+    if as_json or as_csv:
         return
     rows = []
     for v in values:

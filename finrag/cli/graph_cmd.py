@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from finrag.cli.conventions import nothing_found
 from finrag.cli.render import Column, err, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
@@ -52,12 +53,13 @@ def graph_command(
         graph = company_graph(conn, company_id, name)
     if as_json:
         print_json(graph.as_dict())
-        return
     if not graph.relations:
-        err.print(
-            f"no graph for {name}: no rule matched, or its filings were ingested before "
-            f'the graph existed (`finrag graph "{name}" --rebuild` extracts it again)'
+        nothing_found(
+            f"no graph for {name}: no rule matched in its filings, or they were ingested "
+            "before the graph existed",
+            hint=f'`finrag graph "{name}" --rebuild` extracts it again from the stored chunks',
         )
+    if as_json:
         return
     print_table(
         [Column("kind", no_wrap=True), Column("count", justify="right"), "names"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -100,12 +101,12 @@ def ingest_command(
                 rebuild=rebuild,
                 on_event=progress.update,
             )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C; SIGTERM raises SystemExit
         err.print(
             "interrupted: the documents stored so far are complete and kept; "
             "run the same command again to continue"
         )
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        raise typer.Exit(interrupted_code(exc)) from None
     finally:
         store.close()
     if as_json:
@@ -121,6 +122,18 @@ def _watch(paths, settings, store, *, overrides, as_json: bool) -> None:
     from finrag.ingest.watch import watch
 
     shown = " ".join(str(p) for p in paths)
+    # watchfiles runs the signal handlers while it waits, drops what they raise and raises
+    # KeyboardInterrupt instead: SIGTERM is remembered here to exit 143, not 130.
+    terminated: list[int] = []
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        terminated.append(signum)
+        if callable(previous):
+            previous(signum, frame)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         for n, round_ in enumerate(watch(paths, settings, store, overrides=overrides)):
             if as_json:
@@ -137,9 +150,19 @@ def _watch(paths, settings, store, *, overrides, as_json: bool) -> None:
                     Text(f"watching {shown} for new, changed and deleted filings (Ctrl-C stops)")
                 )
             sys.stderr.flush()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as exc:
         err.print("stopped watching: every document stored is complete")
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        code = 128 + terminated[-1] if terminated else interrupted_code(exc)
+        raise typer.Exit(code) from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def interrupted_code(exc: BaseException) -> int:
+    """130 for Ctrl-C (SIGINT), the code a SIGTERM's SystemExit carries (143)."""
+    if isinstance(exc, SystemExit) and isinstance(exc.code, int):
+        return exc.code
+    return ExitCode.INTERRUPTED
 
 
 # How far a file is, by stage: parsing is about half of a PDF's time, embedding the rest

@@ -16,10 +16,11 @@ import click
 import typer
 from rich.text import Text
 
+from finrag.cli.conventions import nothing_found
 from finrag.cli.render import Column, err, out, print_json, print_notes, print_table
 from finrag.cli.state import app_state
 from finrag.db import Store, open_store
-from finrag.errors import ExitCode, UsageError
+from finrag.errors import UsageError
 from finrag.facts.charts import build_series, format_value, png_chart, terminal_chart
 from finrag.facts.kpi import KpiGap, KpiValue
 from finrag.facts.kpi_report import (
@@ -96,8 +97,6 @@ def kpi_command(
     else:
         _print_tables(report)
     _finish(report, chart=chart, png=png)
-    if report.computed == 0:
-        raise typer.Exit(ExitCode.NO_ANSWER)
 
 
 def chat_kpi(store: Store, line: str, *, as_json: bool) -> dict[str, Any] | None:
@@ -149,13 +148,16 @@ def _print_tables(report: KpiReport) -> None:
 
 
 def _finish(report: KpiReport, *, chart: bool, png: Path | None) -> None:
-    """The charts asked for, and why there is nothing in them when nothing was computed."""
+    """The charts asked for; exit 7 saying why when nothing was computed."""
     if chart:
         _print_chart(report)
     if png is not None:
         _write_png(report, png)
     if report.computed == 0:
-        err.print(Text(f"no KPI computed: {why_none(report)}", style="yellow"))
+        nothing_found(
+            f"no KPI computed: {why_none(report)}",
+            hint="`finrag facts COMPANY` shows the statement figures stored",
+        )
 
 
 def parse_years(text: str | None) -> tuple[int, int] | None:

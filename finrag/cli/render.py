@@ -63,8 +63,10 @@ def log_warnings() -> None:
 
 
 def print_error(message: str, hint: str | None = None, *, label: str = "error") -> None:
-    """An error on stderr; the message is plain text, never parsed as markup."""
-    problems.print(Text.assemble((f"{label}: ", "bold red"), message))
+    """An error on stderr; the message is plain text, never parsed as markup. Nothing
+    found (exit 7) is no failure: its label is yellow."""
+    style = "bold red" if "error" in label else "bold yellow"
+    problems.print(Text.assemble((f"{label}: ", style), message))
     if hint:
         problems.print(Text.assemble(("hint: ", "dim"), hint))
 

@@ -10,14 +10,14 @@ import typer
 from rich.padding import Padding
 from rich.text import Text
 
+from finrag.cli.conventions import nothing_found
 from finrag.cli.inputs import clean_option, question_text
 from finrag.cli.options import CompanyOption, FormOption, QuarterOption, YearOption
 from finrag.cli.progress import Activity
-from finrag.cli.render import err, out, print_error, print_json, print_table, warn
+from finrag.cli.render import err, out, print_json, print_table, warn
 from finrag.cli.snippets import query_terms, snippet
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
-from finrag.errors import ExitCode
 from finrag.refs import document_fields, page_ref
 from finrag.retrieve import Hit, Retriever, SearchResult, Variant
 from finrag.retrieve.pages import PageHit
@@ -71,13 +71,12 @@ def search_command(
     if dropped and strict_filters:
         if as_json:
             print_json({"question": question, **result_dict(result), "hits": []})
-        print_error(
-            f"no filing matches {' and '.join(dropped)}; --strict-filters keeps "
-            f"{'that filter' if len(dropped) == 1 else 'those filters'}, so nothing is found",
+        nothing_found(
+            f"no filing matches {' and '.join(dropped)}, and --strict-filters keeps "
+            f"{'that filter' if len(dropped) == 1 else 'those filters'}",
             hint="`finrag docs list` shows what the store holds; without --strict-filters "
             "the search drops the filter and says so",
         )
-        raise typer.Exit(ExitCode.NO_ANSWER)
     if dropped:
         warn(
             f"warning: no filing matches {' and '.join(dropped)}: searched without "
@@ -86,8 +85,13 @@ def search_command(
         )
     if as_json:
         print_json({"question": question, **result_dict(result)})
-        return
-    _print_result(result, question)
+    elif result.hits:
+        _print_result(result, question)
+    if not result.hits:
+        nothing_found(
+            "no stored passage matches the question",
+            hint="`finrag docs list` shows what the store holds; `finrag ingest PATH` adds filings",
+        )
 
 
 def filters_words(result: SearchResult) -> str:

@@ -76,6 +76,14 @@ def put(
     ).fetchone()[0]
 
 
+def drop_stale(conn: psycopg.Connection) -> int:
+    """Delete the answers written for an earlier store version (never returned again, but
+    they quote the filings they came from); how many there were."""
+    return conn.execute(
+        "DELETE FROM answer_cache WHERE store_version <> (SELECT version FROM store_version)"
+    ).rowcount
+
+
 def clear(conn: psycopg.Connection) -> int:
     """Delete every cached answer; how many there were."""
     return conn.execute("DELETE FROM answer_cache").rowcount

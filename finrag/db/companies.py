@@ -20,6 +20,7 @@ __all__ = [
     "display_name",
     "document_aliases",
     "lookup_company",
+    "remove_companies_without_documents",
     "require_company",
     "resolve_company",
 ]
@@ -76,6 +77,17 @@ def resolve_company(
         )
     _add_derived_aliases(conn, company_id, names)
     return company_id, name
+
+
+def remove_companies_without_documents(conn: psycopg.Connection) -> list[str]:
+    """Delete the companies no stored document belongs to (their last one was removed);
+    their names. A company is known only through its filings: one left without any would
+    be named in refusals and completions as if the store held it."""
+    rows = conn.execute(
+        "DELETE FROM companies c WHERE NOT EXISTS "
+        "(SELECT 1 FROM documents d WHERE d.company_id = c.id) RETURNING name"
+    ).fetchall()
+    return sorted(name for (name,) in rows)
 
 
 def _add_derived_aliases(conn: psycopg.Connection, company_id: int, names: list[str]) -> None:

@@ -177,9 +177,18 @@ def write_document(
     return doc_id
 
 
-def remove_document(conn: psycopg.Connection, doc_id: int) -> None:
-    """Delete a document; its chunks and vectors go with it (ON DELETE CASCADE)."""
-    conn.execute("DELETE FROM documents WHERE id = %s", (doc_id,))
+def remove_document(conn: psycopg.Connection, doc_id: int) -> str | None:
+    """Delete a document; its chunks, vectors, facts, summaries and graph go with it (ON
+    DELETE CASCADE). The sha256 of the file it was read from, None if there was none.
+    ``finrag.ingest.remove`` also removes what is not a row of the document."""
+    row = conn.execute("DELETE FROM documents WHERE id = %s RETURNING sha256", (doc_id,)).fetchone()
+    return row[0] if row else None
+
+
+def holds_sha256(conn: psycopg.Connection, sha256: str) -> bool:
+    """Whether a stored document was read from a file with these bytes."""
+    row = conn.execute("SELECT 1 FROM documents WHERE sha256 = %s", (sha256,)).fetchone()
+    return row is not None
 
 
 @dataclass(frozen=True)
@@ -217,5 +226,5 @@ def store_coverage(conn: psycopg.Connection) -> list[CompanyCoverage]:
 def describe_coverage(coverage: list[CompanyCoverage]) -> str:
     """'3M Company: FY2018 10-K, FY2022 10-K; Adobe Inc.: FY2022 10-K' (what replies offer)."""
     if not coverage:
-        return "nothing yet (`finrag ingest PATH` adds filings)"
+        return "no filings yet (`finrag ingest PATH` adds some)"
     return "; ".join(c.describe() for c in coverage)

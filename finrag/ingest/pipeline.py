@@ -7,6 +7,7 @@ an interrupted run leaves only whole documents, and the next run picks up the re
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -38,6 +39,7 @@ from finrag.ingest.parse.ocr import find_ocr_engine
 from finrag.ingest.prepare import (
     Prepared,
     PrepareJob,
+    discard_partial_cache,
     metadata_fields,
     prepare,
     worker_init,
@@ -261,8 +263,11 @@ def ingest(
         notify(IngestEvent("progress", total=total, path=path, stage=stage_name, done=done))
 
     feed = _ProgressFeed(progress)
-    with store.connect() as conn:
-        for prepared, parsing in _prepared(jobs, settings.ingest.workers, feed):
+    # Closed explicitly: an interrupt while this process embeds or stores ends the parser
+    # workers now, not when the generator happens to be collected.
+    documents = _prepared(jobs, settings.ingest.workers, feed)
+    with store.connect() as conn, contextlib.closing(documents):
+        for prepared, parsing in documents:
             if adapt_threads:
                 # While a parser process is busy beside us, one embedding thread wastes
                 # less CPU (measured 31.7 chunks/s on 1 thread, 54.5 on 2: 16% less per
@@ -377,29 +382,46 @@ def _prepared(
     feed.queue = context.Queue()
     # Workers end when this process does, even by SIGKILL (worker_init). The kernel ties
     # that to the thread that started them: the one calling this, which outlives the pool.
-    with ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         workers,
         mp_context=context,
         initializer=worker_init,
         initargs=(os.getpid(), feed.queue),
-    ) as pool:
-        pending: deque[Future[Prepared]] = deque()
-        jobs_left = iter(jobs)
-        try:
-            for job in jobs_left:
-                pending.append(pool.submit(prepare, job))
-                # Keep the parsers fed while this process embeds a long document; a few
-                # prepared documents waiting here cost megabytes, not gigabytes.
-                if len(pending) > _AHEAD_PER_WORKER * workers:
-                    yield feed.wait(pending.popleft()), True
-            while pending:
-                done = feed.wait(pending.popleft())
-                yield done, bool(pending)
-        except BaseException:
-            for future in pending:
-                future.cancel()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+    )
+    pending: deque[Future[Prepared]] = deque()
+    try:
+        for job in jobs:
+            pending.append(pool.submit(prepare, job))
+            # Keep the parsers fed while this process embeds a long document; a few
+            # prepared documents waiting here cost megabytes, not gigabytes.
+            if len(pending) > _AHEAD_PER_WORKER * workers:
+                yield feed.wait(pending.popleft()), True
+        while pending:
+            done = feed.wait(pending.popleft())
+            yield done, bool(pending)
+    except BaseException:  # Ctrl-C, SIGTERM (SystemExit), a failed store, an early close
+        _stop_workers(pool, jobs[0].cache_dir)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _stop_workers(pool: ProcessPoolExecutor, cache_dir: Path) -> None:
+    """End the parser processes now. A plain shutdown waits for the file each one is
+    parsing: a large PDF kept an interrupted ingest running for over a minute. Nothing of
+    a killed parse is kept (only whole documents are stored, by this process; the parse
+    cache is written aside and renamed), but the file it was writing aside is removed."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=2.0)
+        if process.is_alive():
+            process.kill()
+            process.join(timeout=2.0)
+        if process.pid is not None:
+            discard_partial_cache(cache_dir, process.pid)
 
 
 def _store_one(

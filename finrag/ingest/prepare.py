@@ -108,6 +108,18 @@ def _store_cached(path: Path, parsed: ParsedDocument) -> None:
     tmp.replace(path)
 
 
+def parsed_cache_files(cache_dir: Path, sha256: str) -> list[Path]:
+    """The parsed-Markdown cache of a file with these bytes: every parser's, every version."""
+    return sorted((cache_dir / "parsed").glob(f"{sha256}.*"))
+
+
+def discard_partial_cache(cache_dir: Path, pid: int) -> None:
+    """Remove what a parser process ``pid`` that was killed left written aside (never a
+    cache entry: those appear whole, by rename)."""
+    for partial in (cache_dir / "parsed").glob(f"*.{pid}.tmp"):
+        partial.unlink(missing_ok=True)
+
+
 _counters: dict[str, Any] = {}
 
 

@@ -20,9 +20,10 @@ from pathlib import Path
 
 from finrag.config import Settings
 from finrag.db import Store
-from finrag.db.documents import list_documents, remove_document
+from finrag.db.documents import list_documents
 from finrag.ingest.discover import KINDS
 from finrag.ingest.pipeline import IngestReport, ingest
+from finrag.ingest.remove import remove_documents
 
 DEBOUNCE_MS = 1500  # a copy of a folder arrives as one batch, not one per file
 SETTLE_S = 2.0  # a file unchanged this long is complete enough to read
@@ -74,15 +75,17 @@ def sync(
 
     report = ingest(paths, settings, store, defer=defer, **kwargs)
     roots = {p.expanduser().absolute() for p in paths} | {p.expanduser().resolve() for p in paths}
-    removed = []
     with store.connect() as conn:
-        for doc in list_documents(conn):
-            stored = Path(doc.path)
-            if any(stored.is_relative_to(root) for root in roots) and not stored.exists():
-                remove_document(conn, doc.id)
-                removed.append(doc.path)
+        gone = [
+            doc
+            for doc in list_documents(conn)
+            if any(Path(doc.path).is_relative_to(root) for root in roots)
+            and not Path(doc.path).exists()
+        ]
+        if gone:  # as `finrag docs rm` removes them
+            remove_documents(conn, [doc.id for doc in gone], settings.cache_dir)
         conn.commit()
-    return WatchRound(report, removed, waiting)
+    return WatchRound(report, [doc.path for doc in gone], waiting)
 
 
 def watch(

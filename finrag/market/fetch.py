@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
 
-from finrag.errors import ExitCode, FinragError
+from finrag.errors import NothingFound
 from finrag.market.cache import PriceBar
 
 SOURCE = "Yahoo Finance (yfinance)"
@@ -23,11 +23,9 @@ DEFAULT_TIMEOUT_S = 10.0
 Downloader = Callable[[str, date, date, float], list[PriceBar]]
 
 
-class MarketDataUnavailable(FinragError):
+class MarketDataUnavailable(NothingFound):
     """No prices for the ticker and period: not cached, and the download failed, timed
     out or came back empty. Exit 7, as for a question the store cannot answer."""
-
-    exit_code = ExitCode.NO_ANSWER
 
 
 def yahoo_daily(ticker: str, start: date, end: date, timeout: float) -> list[PriceBar]:
