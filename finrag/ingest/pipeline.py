@@ -278,6 +278,8 @@ def ingest(
                 stage,
                 summaries=settings.ingest.summaries,
                 feed=feed,
+                # --rebuild embeds again what the store holds (a file's distinct texts once)
+                reuse_stored=not rebuild,
             )
             results.append(result)
             notify(IngestEvent("file", result=result))
@@ -413,6 +415,7 @@ def _store_one(
     *,
     summaries: bool,
     feed: _ProgressFeed,
+    reuse_stored: bool = True,
 ) -> FileResult:
     job = prepared.job
     result = FileResult(
@@ -438,7 +441,7 @@ def _store_one(
     try:
         t0 = time.perf_counter()
         vectors, result.vectors_reused = _embed_reporting(
-            embedder, chunks, str(job.path), feed, conn
+            embedder, chunks, str(job.path), feed, conn if reuse_stored else None
         )
         result.timings["embed"] = time.perf_counter() - t0
         t0 = time.perf_counter()
