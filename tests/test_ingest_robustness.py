@@ -429,6 +429,11 @@ def test_identical_chunk_texts_are_embedded_once_within_and_across_documents(
         assert conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NULL").fetchone() == (
             0,
         )
+    # --rebuild embeds again what the store holds: each distinct text of the file, once.
+    embedder.calls.clear()
+    (result,) = ingest([first], settings, st, embedder=embedder, rebuild=True).results
+    assert result.status == "replaced", result.reason
+    assert len(embedder.calls) == 1 and sorted(embedder.calls[0]) == sorted(unique)
 
 
 def test_a_document_over_the_chunk_limit_fails_with_the_reason_and_stores_nothing(
