@@ -119,6 +119,15 @@ class IngestSettings(BaseModel):
         le=16,
         description="Parser processes running beside embedding; 0 parses in-process.",
     )
+    max_chunks_per_document: int = Field(
+        20_000,
+        ge=0,
+        le=10_000_000,
+        description="A file that would make more chunks is stopped while it is chunked and "
+        "reported failed with the reason, nothing of it stored: a runaway file (one line "
+        "repeated for megabytes) costs seconds, not hours. A 300-page 10-K makes about 1,500 "
+        "(eval/RESULTS.md: 11,652 for 2,433 pages). 0: no limit.",
+    )
     summaries: bool = Field(
         False,
         description="Build section and document summary nodes at ingest (the +summaries "

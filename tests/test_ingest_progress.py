@@ -85,8 +85,8 @@ def test_embedding_in_slices_keeps_each_chunk_its_vector() -> None:
     embedder = HashEmbedder()
     heard: list[tuple] = []
     feed = _ProgressFeed(lambda *event: heard.append(event))
-    vectors = _embed_reporting(embedder, [Chunk(t) for t in texts], "f.pdf", feed)
-    assert np.allclose(vectors, embedder.embed(texts))
+    vectors, reused = _embed_reporting(embedder, [Chunk(t) for t in texts], "f.pdf", feed)
+    assert np.allclose(vectors, embedder.embed(texts)) and reused == 0
     assert [e[2] for e in heard] == [0, _EMBED_STEP, 2 * _EMBED_STEP, len(texts)]
 
 

@@ -15,9 +15,11 @@ from pathlib import Path
 
 import psutil
 import pytest
+from pydantic import SecretStr
 
-from finrag.config import EmbedSettings
-from finrag.embed import get_embedder
+from finrag.config import EmbedSettings, load_settings
+from finrag.db import open_store
+from finrag.embed import HashEmbedder, get_embedder
 from finrag.errors import ExitCode
 from finrag.ingest.chunk import Chunker
 from finrag.ingest.discover import discover
@@ -322,3 +324,163 @@ def test_parser_worker_and_resource_tracker_die_with_a_killed_parent(
         for pid in helpers:  # only the processes this test started
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+# ---- 5. big inputs: linear chunking, each text embedded once, a limit per document ------
+
+SENTENCE = "Net revenue rose in every region because of higher demand."
+CHUNK_ONE_LINE = """
+import math, sys
+from finrag.embed import HashEmbedder
+from finrag.ingest.chunk import Chunker
+from finrag.ingest.parse import Page, ParsedDocument, bound_paragraphs
+text = sys.stdin.read()
+tokens = HashEmbedder().count_tokens
+doc = ParsedDocument(pages=[Page(1, bound_paragraphs(text))], parser="text")
+chunker = Chunker(tokens, max_tokens=256, overlap_tokens=0)
+chunks, _ = chunker.chunk(doc, "ACME 10-K FY2023")
+header = chunks[0].embed_text[: -len(chunks[0].content) - 1]
+print(len(chunks), tokens([header])[0], max(c.tokens for c in chunks))
+"""
+
+
+def test_a_five_megabyte_line_of_one_sentence_is_chunked_whole() -> None:
+    """Liveness, in a subprocess with a generous timeout (no clock in the assertion): the
+    50 MB line took 173 s to chunk, this one's tenth of it used to take ~15 s."""
+    copies = 5_000_000 // (len(SENTENCE) + 1)
+    text = " ".join([SENTENCE] * copies)
+    done = subprocess.run(
+        [sys.executable, "-c", CHUNK_ONE_LINE],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    chunks, header_tokens, longest = map(int, done.stdout.split())
+    # The hash tokenizer counts the sentence's 10 words and its period (+2 specials); a
+    # chunk holds as many whole sentences as the budget the header leaves (no overlap).
+    per_sentence = HashEmbedder().count_tokens([SENTENCE])[0] - 2
+    per_chunk = (256 - header_tokens - 4) // per_sentence
+    assert chunks == -(-copies // per_chunk)
+    assert longest <= 256
+
+
+class CountingEmbedder:
+    """The hash embedder, recording every call to ``embed``."""
+
+    def __init__(self) -> None:
+        self.inner = HashEmbedder()
+        self.spec, self.max_tokens = self.inner.spec, self.inner.max_tokens
+        self.calls: list[list[str]] = []
+
+    def count_tokens(self, texts):
+        return self.inner.count_tokens(texts)
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+
+@pytest.fixture
+def db_store(database_url: str):
+    """(settings, store) on a new database of the shared server, parsing in-process."""
+    settings = load_settings(database_url=SecretStr(database_url), ingest={"workers": 0})
+    opened = open_store(settings)
+    yield settings, opened
+    opened.close()
+
+
+def test_identical_chunk_texts_are_embedded_once_within_and_across_documents(
+    db_store, tmp_path: Path
+) -> None:
+    settings, st = db_store
+    first = tmp_path / "q1" / "ACME_2023_10K.txt"
+    first.parent.mkdir()
+    first.write_text(" ".join([SENTENCE] * 400))
+    embedder = CountingEmbedder()
+    (result,) = ingest([first], settings, st, embedder=embedder).results
+    assert result.status == "ingested", result.reason
+    with st.connect() as conn:
+        texts = [r[0] for r in conn.execute("SELECT embed_text FROM chunks ORDER BY ordinal")]
+    unique = set(texts)
+    assert len(texts) == result.chunks > len(unique) >= 1
+    # Each distinct text once, in one call (fewer than a batch of them).
+    assert len(embedder.calls) == 1 and sorted(embedder.calls[0]) == sorted(unique)
+    assert result.vectors_reused == len(texts) - len(unique)
+
+    # Another filing repeating the first one's text, and one new sentence at its end: only
+    # the chunk holding that sentence is embedded; the rest come from the store.
+    second = tmp_path / "q2" / "ACME_2023_10K.txt"
+    second.parent.mkdir()
+    second.write_text(first.read_text() + " Backlog fell at the Ohio plant.")
+    embedder.calls.clear()
+    (result,) = ingest([second], settings, st, embedder=embedder).results
+    assert result.status == "ingested", result.reason
+    (embedded,) = embedder.calls
+    assert embedded and all("Backlog fell" in t for t in embedded)
+    assert result.vectors_reused == result.chunks - len(embedded)
+    with st.connect() as conn:
+        # The same text has the same vector in both documents; every chunk has one.
+        assert conn.execute(
+            "SELECT count(*) FROM chunks a JOIN chunks b USING (embed_text) "
+            "WHERE a.document_id < b.document_id AND a.embedding <> b.embedding"
+        ).fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM chunks WHERE embedding IS NULL").fetchone() == (
+            0,
+        )
+    # --rebuild embeds again what the store holds: each distinct text of the file, once.
+    embedder.calls.clear()
+    (result,) = ingest([first], settings, st, embedder=embedder, rebuild=True).results
+    assert result.status == "replaced", result.reason
+    assert len(embedder.calls) == 1 and sorted(embedder.calls[0]) == sorted(unique)
+
+
+def test_a_document_over_the_chunk_limit_fails_with_the_reason_and_stores_nothing(
+    db_store, tmp_path: Path
+) -> None:
+    settings, st = db_store
+    settings = settings.model_copy(
+        update={"ingest": settings.ingest.model_copy(update={"max_chunks_per_document": 5})}
+    )
+    folder = tmp_path / "filings"
+    folder.mkdir()
+    (folder / "ACME_2023_10K.txt").write_text(one_line_filing(200_000))
+    (folder / "memo.md").write_text(MEMO)
+    report = ingest([folder], settings, st)
+    by_name = {Path(r.path).name: r for r in report.results}
+    runaway = by_name["ACME_2023_10K.txt"]
+    assert runaway.status == "failed"
+    assert "more than 5 chunks (ingest.max_chunks_per_document)" in runaway.reason
+    assert "FINRAG_INGEST__MAX_CHUNKS_PER_DOCUMENT" in runaway.hint
+    assert by_name["memo.md"].status == "ingested"
+    with st.connect() as conn:
+        paths = [r[0] for r in conn.execute("SELECT path FROM documents")]
+        assert paths == [str(folder / "memo.md")], "nothing of the runaway file stored"
+
+
+def test_the_report_lists_every_file_of_a_folder_with_a_runaway_file(
+    home: Path, tmp_path: Path
+) -> None:
+    """The issue's folder, small: a one-line text over the limit, a garbage .html, a
+    symbolic link loop and a good file. Every one is in the report, with its reason."""
+    folder = tmp_path / "filings"
+    folder.mkdir()
+    (folder / "ACME_2023_10K.txt").write_text(" ".join([SENTENCE] * 30_000))  # 1.8 MB
+    (folder / "garbage.html").write_bytes(garbage())
+    (folder / "a").symlink_to("b")
+    (folder / "b").symlink_to("a")
+    (folder / "memo.md").write_text(MEMO)
+    env = dict(os.environ, FINRAG_INGEST__WORKERS="0", FINRAG_INGEST__MAX_CHUNKS_PER_DOCUMENT="100")
+    result = run_finrag("ingest", str(folder), "--json", env=env, timeout=600)
+    assert result.returncode == ExitCode.PARTIAL, result.stderr
+    files = {Path(f["path"]).name: f for f in json.loads(result.stdout)["files"]}
+    assert set(files) == {"ACME_2023_10K.txt", "garbage.html", "a", "b", "memo.md"}
+    assert files["ACME_2023_10K.txt"]["status"] == "failed"
+    assert "more than 100 chunks" in files["ACME_2023_10K.txt"]["reason"]
+    assert files["garbage.html"]["status"] == "failed"
+    assert "binary" in files["garbage.html"]["reason"]
+    assert files["a"]["status"] == files["b"]["status"] == "skipped"
+    assert "symbolic link loop" in files["a"]["reason"]
+    assert files["memo.md"]["status"] == "ingested"
+    assert f"failed: {folder / 'ACME_2023_10K.txt'}: more than 100 chunks" in result.stderr

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from finrag.errors import DocumentParseError
 from finrag.ingest.blocks import Block, to_blocks
 from finrag.ingest.boilerplate import remove_boilerplate
 from finrag.ingest.injection import instruction_like
@@ -32,6 +33,7 @@ CHUNKER_VERSION = 3
 _MAX_PATH_DEPTH = 4
 _TITLE_MAX_CHARS = 160
 _SAFETY_TOKENS = 4  # joining units can merge or split a word-piece at the seams
+_SPLITS_KEPT = 256  # long paragraphs whose sentences are remembered (a file repeating them)
 
 CountTokens = Callable[[Sequence[str]], list[int]]
 
@@ -77,11 +79,20 @@ class Chunker:
         max_tokens: int,
         min_tokens: int = 64,
         overlap_tokens: int = 32,
+        max_chunks: int = 0,
     ) -> None:
+        """``max_chunks`` (0: no limit): a document that makes more raises
+        DocumentParseError as soon as it does, so a runaway file is never chunked whole."""
         self.count = count_tokens
         self.max_tokens = max_tokens
         self.min_tokens = min_tokens
         self.overlap_tokens = overlap_tokens
+        self.max_chunks = max_chunks
+        # Texts met again (headers of one section, a repeated paragraph or chunk) are
+        # counted once: a text's tokens and flags depend on the text alone.
+        self._counted: dict[str, int] = {}
+        self._flags: dict[tuple[tuple[str, ...], str], str | None] = {}
+        self._splits: dict[str, tuple[list[str], list[int]]] = {}  # paragraph: sentences
 
     def chunk(self, parsed: ParsedDocument, document: str = "") -> tuple[list[Chunk], ChunkStats]:
         """``document`` opens every chunk's embedded text ("3M 10-K FY2022", see
@@ -104,6 +115,13 @@ class Chunker:
             section: list[str],
             section_kind: str,
         ) -> None:
+            if self.max_chunks and len(chunks) >= self.max_chunks:
+                raise DocumentParseError(
+                    f"more than {self.max_chunks:,} chunks (ingest.max_chunks_per_document): "
+                    f"stopped at page {min(pages)}, nothing of it stored",
+                    hint="a file this long is usually a runaway export; to ingest it anyway, "
+                    "raise FINRAG_INGEST__MAX_CHUNKS_PER_DOCUMENT (0: no limit)",
+                )
             chunks.append(
                 Chunk(
                     len(chunks),
@@ -115,7 +133,7 @@ class Chunker:
                     embed_text,
                     tokens,
                     # The model reads the section path too (in each excerpt's label).
-                    instruction_like("\n".join([*section, content])),
+                    self._flagged(section, content),
                     section_kind,
                 )
             )
@@ -127,7 +145,7 @@ class Chunker:
         def measure(run: list[_Unit]) -> tuple[str, str, int]:
             content = _join(run)
             embed_text = _embed_text(self._header(document, unit_path), content)
-            return content, embed_text, self.count([embed_text])[0]
+            return content, embed_text, self._count_one(embed_text)
 
         def kind() -> str:
             return classify_section(unit_path)
@@ -192,22 +210,46 @@ class Chunker:
 
     def _header_tokens(self, document: str, section: list[str]) -> int:
         header = self._header(document, section)
-        return self.count([header])[0] if header else 0
+        return self._count_one(header) if header else 0
+
+    def _count_one(self, text: str) -> int:
+        if (tokens := self._counted.get(text)) is None:
+            tokens = self._counted[text] = self.count([text])[0]
+        return tokens
+
+    def _flagged(self, section: list[str], content: str) -> str | None:
+        key = (tuple(section), content)
+        if key not in self._flags:
+            self._flags[key] = instruction_like("\n".join([*section, content]))
+        return self._flags[key]
 
     def _units(self, block: Block, paragraph: int, budget: int, stats: ChunkStats) -> list[_Unit]:
-        whole = self.count([block.text])[0] - 2
+        whole = self._count_one(block.text) - 2
         if whole <= budget:
             return [_Unit(block.text, whole, block.page, paragraph)]
-        pieces: list[str] = []
-        for sentence in split_sentences(block.text):
-            if self.count([sentence])[0] - 2 <= budget:
-                pieces.append(sentence)
+        units: list[_Unit] = []
+        for sentence, count in zip(*self._sentences(block.text), strict=True):
+            if count - 2 <= budget:
+                units.append(_Unit(sentence, count - 2, block.page, paragraph))
                 continue
             stats.clause_splits += 1
-            for clause in split_clauses(sentence):
-                pieces.extend(self._words_within(clause, budget))
-        counts = self.count(pieces) if pieces else []
-        return [_Unit(p, c - 2, block.page, paragraph) for p, c in zip(pieces, counts, strict=True)]
+            pieces = [p for c in split_clauses(sentence) for p in self._words_within(c, budget)]
+            counts = self.count(pieces) if pieces else []
+            units += [
+                _Unit(p, c - 2, block.page, paragraph) for p, c in zip(pieces, counts, strict=True)
+            ]
+        return units
+
+    def _sentences(self, paragraph: str) -> tuple[list[str], list[int]]:
+        """The paragraph's sentences and their tokens. One tokenizer call for all of them:
+        one call each cost more than the counting (a 50 MB line is ~500,000 sentences)."""
+        if (split := self._splits.get(paragraph)) is None:
+            sentences = split_sentences(paragraph)
+            split = (sentences, self.count(sentences) if sentences else [])
+            if len(self._splits) >= _SPLITS_KEPT:
+                self._splits.clear()
+            self._splits[paragraph] = split
+        return split
 
     def _words_within(self, text: str, budget: int) -> list[str]:
         """Greedy runs of words under ``budget`` tokens: for clauses still too long.

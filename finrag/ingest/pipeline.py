@@ -14,7 +14,7 @@ import multiprocessing
 import os
 import queue
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -26,6 +26,7 @@ from finrag.config import Settings
 from finrag.db import Store
 from finrag.db.companies import resolve_company
 from finrag.db.documents import find_duplicate, find_state, write_document
+from finrag.db.stored_vectors import stored_vectors
 from finrag.embed import Embedder, get_embedder
 from finrag.errors import ModelNotAvailable
 from finrag.facts.extract import FACTS_VERSION
@@ -83,6 +84,9 @@ class FileResult:
     # Facts, verified facts, and per cross-check the facts covered and failed
     # (finrag.facts.store.check_coverage).
     checks: dict[str, Any] = field(default_factory=dict)
+    # Chunks whose vector was not computed for them: the same text came earlier in the
+    # file, or the store already held it (filings repeat their boilerplate).
+    vectors_reused: int = 0
 
 
 @dataclass
@@ -254,6 +258,7 @@ def ingest(
             max_tokens=settings.ingest.max_tokens,
             min_tokens=settings.ingest.min_tokens,
             overlap_tokens=settings.ingest.overlap_tokens,
+            max_chunks=settings.ingest.max_chunks_per_document,
             overrides=overrides or {},
         )
         for source, sha in todo
@@ -281,6 +286,8 @@ def ingest(
                 stage,
                 summaries=settings.ingest.summaries,
                 feed=feed,
+                # --rebuild embeds again what the store holds (a file's distinct texts once)
+                reuse_stored=not rebuild,
             )
             results.append(result)
             notify(IngestEvent("file", result=result))
@@ -433,6 +440,7 @@ def _store_one(
     *,
     summaries: bool,
     feed: _ProgressFeed,
+    reuse_stored: bool = True,
 ) -> FileResult:
     job = prepared.job
     result = FileResult(
@@ -457,7 +465,9 @@ def _store_one(
     assert meta is not None and stats is not None
     try:
         t0 = time.perf_counter()
-        vectors = _embed_reporting(embedder, chunks, str(job.path), feed)
+        vectors, result.vectors_reused = _embed_reporting(
+            embedder, chunks, str(job.path), feed, conn if reuse_stored else None
+        )
         result.timings["embed"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         feed.report(str(job.path), "store", len(chunks), len(chunks))
@@ -513,22 +523,29 @@ def _store_one(
     return result
 
 
-def _embed_reporting(embedder: Embedder, chunks: list, path: str, feed: _ProgressFeed):
-    """The chunks' vectors, in order, with an "embed" progress event every _EMBED_STEP."""
+def _embed_reporting(embedder: Embedder, chunks: list, path: str, feed: _ProgressFeed, conn=None):
+    """The chunks' vectors, in order, and how many of them were not computed for them: each
+    distinct text is embedded once, and not at all when the store behind ``conn`` holds it
+    (one embedding space per store). An "embed" progress event (chunks with their vector,
+    of all) as it starts and after every _EMBED_STEP texts embedded."""
     import numpy as np
 
     texts = [c.embed_text for c in chunks]
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    known = stored_vectors(conn, texts) if conn is not None else {}
+    if conn is not None:
+        conn.rollback()  # a read: the document's own transaction starts clean
+    uses = Counter(texts)
+    todo = sorted((t for t in uses if t not in known), key=len)
+    waiting = sum(uses[t] for t in todo)
     feed.report(path, "embed", 0, len(texts))
-    parts = []
-    for start in range(0, len(texts), _EMBED_STEP):
-        index = order[start : start + _EMBED_STEP]
-        parts.append((index, embedder.embed([texts[i] for i in index])))
+    for start in range(0, len(todo), _EMBED_STEP):
+        batch = todo[start : start + _EMBED_STEP]
+        known.update(zip(batch, embedder.embed(batch), strict=True))
+        waiting -= sum(uses[t] for t in batch)
         feed.drain()  # the next file's pages, read meanwhile
-        feed.report(path, "embed", min(start + _EMBED_STEP, len(texts)), len(texts))
-    if not parts:
-        return embedder.embed([])
-    vectors = np.empty((len(texts), parts[0][1].shape[1]), dtype=parts[0][1].dtype)
-    for index, part in parts:
-        vectors[index] = part
-    return vectors
+        feed.report(path, "embed", len(texts) - waiting, len(texts))
+    if not texts:
+        return embedder.embed([]), 0
+    if not todo:
+        feed.report(path, "embed", len(texts), len(texts))
+    return np.stack([known[t] for t in texts]), len(texts) - len(todo)

@@ -51,6 +51,7 @@ class PrepareJob:
     overrides: dict[str, Any] = field(default_factory=dict)
     ocr: str = "auto"  # the OCR engine --parser auto may use
     fallback_parser: str = "none"
+    max_chunks: int = 0  # more stops the file while it is chunked; 0: no limit
 
 
 @dataclass
@@ -195,6 +196,7 @@ def prepare(job: PrepareJob, on_progress: Progress | None = None) -> Prepared:
             max_tokens=min(job.max_tokens or embedder.max_tokens, embedder.max_tokens),
             min_tokens=job.min_tokens,
             overlap_tokens=job.overlap_tokens,
+            max_chunks=job.max_chunks,
         )
         result.chunks, result.stats = chunker.chunk(parsed, document_context(result.metadata))
         if result.ocr_pages:  # a chunk's citation says its text was read by OCR
