@@ -298,6 +298,13 @@ def model_process(key: ProcessKey, *, name: str, debug: bool = False) -> ModelPr
         return _PROCESSES[key]
 
 
+def crashed_model() -> ModelCrashed | None:
+    """The crash of a model process of this CLI process, if one died: a command that
+    still printed an answer (from the facts) says so and exits 5."""
+    with _REGISTRY_LOCK:
+        return next((p.crashed for p in _PROCESSES.values() if p.crashed), None)
+
+
 @atexit.register
 def _close_all() -> None:
     while _PROCESSES:
