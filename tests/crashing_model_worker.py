@@ -1,7 +1,7 @@
 """The real model worker (finrag/llm/worker.py) whose generation dies by a real SIGSEGV,
 as a natively built llama.cpp's AMX kernels do on the first decode (issue 27): the
 model loads, then the first chat request kills the process with the signal. Tests point
-FINRAG_TEST_MODEL_WORKER at this file."""
+_FINRAG_TEST_MODEL_WORKER at this file."""
 
 from __future__ import annotations
 

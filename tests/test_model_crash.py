@@ -119,3 +119,34 @@ def test_ask_when_the_model_process_dies(ask_crashing) -> None:
     (flag,) = [f for f in data["flags"] if "crashed" in f]
     assert "answered from the facts store only" in flag and "SIGSEGV" in flag
     assert "killed by SIGSEGV" in _one_error_line(mixed.stderr)
+
+
+def test_doctor_generates_a_token_and_reports_a_crash(home: Path) -> None:
+    """The embedded-LLM check loads the model in its own process and generates: ok on
+    the small model; on a build that dies in decode, crashed with the signal and the
+    fix, and doctor exits non-zero (the check is required: no Ollama here)."""
+    working = run_finrag("doctor", "--json")
+    assert working.returncode == 0, working.stdout + working.stderr
+    checks = {c["name"]: c for c in json.loads(working.stdout)["checks"]}
+    llm = checks["embedded llm"]
+    assert llm["status"] == "ok" and llm["data"]["outcome"] == "ok", llm
+    assert "generates" in llm["detail"] and llm["data"]["first_token_s"] > 0
+    assert llm["required"] is True, "no Ollama here: auto means embedded"
+    assert "SmolLM2" in llm["detail"] and "llama.cpp 0.3.36" in llm["detail"]
+    assert checks["llm backend"]["data"]["backend"] == "embedded"
+    assert checks["embedder"]["data"]["outcome"] == "ok"
+    assert checks["ollama"]["status"] == "skip"  # not running, not required
+
+    env = dict(os.environ, **{WORKER_ENV: CRASHING_WORKER})
+    crashing = run_finrag("doctor", "--json", env=env)
+    assert crashing.returncode == ExitCode.FAILED, crashing.stderr
+    report = json.loads(crashing.stdout)
+    llm = {c["name"]: c for c in report["checks"]}["embedded llm"]
+    assert report["ok"] is False and llm["status"] == "fail" and llm["required"] is True
+    assert llm["data"]["outcome"] == "crashed" and llm["data"]["signal"] == "SIGSEGV"
+    assert "killed by SIGSEGV" in llm["detail"] and "-DGGML_NATIVE=OFF" in llm["fix"]
+
+    text = run_finrag("doctor", env=env)
+    assert text.returncode == ExitCode.FAILED
+    assert "SIGSEGV" in text.stdout and "fix:" in text.stdout
+    assert "some required checks failed" in text.stderr

@@ -37,7 +37,7 @@ from finrag.llm.interrupt import clear_flag, flag_fd, stop_requested
 WORKER = Path(__file__).with_name("worker.py")
 # Tests run the real worker with one function replaced (a generate that dies by a real
 # signal); nothing else reads this.
-WORKER_ENV = "FINRAG_TEST_MODEL_WORKER"
+WORKER_ENV = "_FINRAG_TEST_MODEL_WORKER"
 _DRAIN_S = 30.0  # how long a stopped call may take to unwind before the child is killed
 
 
