@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -150,3 +154,51 @@ def test_doctor_generates_a_token_and_reports_a_crash(home: Path) -> None:
     assert text.returncode == ExitCode.FAILED
     assert "SIGSEGV" in text.stdout and "fix:" in text.stdout
     assert "some required checks failed" in text.stderr
+
+    slow = run_finrag("doctor", "--json", env=dict(os.environ, FINRAG_LLM__TIMEOUT_S="0.001"))
+    assert slow.returncode == ExitCode.FAILED
+    llm = {c["name"]: c for c in json.loads(slow.stdout)["checks"]}["embedded llm"]
+    assert llm["data"]["outcome"] == "too slow" and "no token within" in llm["detail"]
+
+
+def test_the_model_process_ends_with_the_cli_however_the_cli_ends() -> None:
+    """SIGKILL to the CLI in the middle of a call leaves no model process behind (the
+    bundled model holds 1.1 GB): the worker's lifeline pipe closes. Its decode here
+    never returns (FAULT=hang), so nothing else could end it."""
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from finrag.config import LLMSettings\n"
+        "from finrag.llm.embedded import EmbeddedLLM\n"
+        "llm = EmbeddedLLM(LLMSettings(embedded_model=sys.argv[1], context=512), Path('/x'))\n"
+        "print(llm.load().info['pid'], flush=True)\n"
+        "llm.chat([{'role': 'user', 'content': 'Hi.'}], max_tokens=4)\n"
+    )
+    env = dict(os.environ, FAULT="hang", **{WORKER_ENV: CRASHING_WORKER})
+    cli = subprocess.Popen(
+        [sys.executable, "-c", code, str(smollm_gguf())], cwd=REPO, stdout=subprocess.PIPE, env=env
+    )
+    worker = 0
+    try:
+        worker = int(cli.stdout.readline())
+        assert _alive(worker)
+        cli.kill()
+        cli.wait()
+        for _ in range(200):
+            if not _alive(worker):
+                break
+            time.sleep(0.05)
+        assert not _alive(worker), "the model process outlived the CLI"
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+        if worker and _alive(worker):
+            os.kill(worker, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited; its parent (init, now) reaps it
