@@ -425,12 +425,13 @@ def _facts_after_timeout(
     answers: the stored figures, said to be all there is, rather than nothing."""
     mixed.retrieval = answer.retrieval
     mixed.route = "mixed"
-    what, hint = (
-        ("crashed", exc.hint) if isinstance(exc, ModelCrashed) else ("timed out", TIMEOUT_HINT)
-    )
+    if isinstance(exc, ModelCrashed):  # the fix is the command's error line
+        what, hint = exc.message, ""
+    else:
+        what, hint = f"the model timed out ({exc.message})", f" ({TIMEOUT_HINT})"
     mixed.flags.append(
-        f"the model {what} ({exc.message}): answered from the facts store only; the "
-        f"rest of the question needs the model ({hint})"
+        f"{what}: answered from the facts store only; the rest of the question needs "
+        f"the model{hint}"
     )
     mixed.timings["total"] = _since(started)
     return mixed
