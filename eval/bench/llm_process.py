@@ -8,6 +8,8 @@ Each round runs both variants back to back, in alternating order, each from a co
 start: ``first`` is loading plus the first call (what one `finrag ask` pays once),
 ``call`` the median of the later calls (the hot path: prompt, then ``--tokens``
 tokens). Reports medians over rounds and the ratio child / in-process, per round.
+``--compare extra-buffers`` runs the model's process with llama.cpp's extra CPU buffer
+types on and off instead (ratio off / on).
 """
 
 from __future__ import annotations
@@ -47,12 +49,14 @@ if variant == "in_process":
                                                   temperature=0.0, stream=True):
             n += bool(chunk["choices"][0]["delta"].get("content"))
         return n
-else:
+else:  # child, extra_on, extra_off: the model's process (the last two force the setting)
     from finrag.config import LLMSettings
     from finrag.llm.embedded import EmbeddedLLM
     from pathlib import Path
-    llm = EmbeddedLLM(LLMSettings(embedded_model=path, context=2048, threads=threads),
-                      Path("/nonexistent"))
+    extra = {"extra_on": "on", "extra_off": "off"}.get(variant, "auto")
+    settings = LLMSettings(embedded_model=path, context=2048, threads=threads,
+                           cpu_extra_buffers=extra)
+    llm = EmbeddedLLM(settings, Path("/nonexistent"))
     def call():
         return llm.chat(messages, max_tokens=tokens).completion_tokens
 for i in range(calls):
@@ -92,10 +96,18 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=3, help="calls per cold start")
     parser.add_argument("--tokens", type=int, default=32)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--compare",
+        choices=("process", "extra-buffers"),
+        default="process",
+        help="process: in process vs the model's process; extra-buffers: the model's "
+        "process with llama.cpp's extra CPU buffer types (weight repacking) on vs off, "
+        "what turning them off on a CPU with AMX costs",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     path = model_path(args.model)
-    variants = ("in_process", "child")
+    variants = ("in_process", "child") if args.compare == "process" else ("extra_on", "extra_off")
     rounds = []
     for n in range(args.rounds):
         order = variants if n % 2 == 0 else variants[::-1]
@@ -105,12 +117,13 @@ def main() -> None:
             for v, r in found.items()
         }
         row["ratio"] = {
-            k: row["child"][k] / row["in_process"][k] for k in ("first", "call")
+            k: row[variants[1]][k] / row[variants[0]][k] for k in ("first", "call")
         }  # fmt: skip
         rounds.append(row)
         print(json.dumps({"round": n, **row}), flush=True)
     report = {
         "model": args.model,
+        "compare": args.compare,
         "tokens": args.tokens,
         "threads": args.threads,
         "machine": platform.processor() or platform.machine(),
