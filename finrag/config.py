@@ -351,6 +351,12 @@ class LLMSettings(BaseModel):
     threads: int = Field(
         0, ge=0, le=256, description="llama.cpp threads for generation; 0 = one per core."
     )
+    cpu_extra_buffers: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="llama.cpp's extra CPU buffer types (AMX, weight repacking) for the "
+        "embedded model; 'auto' = off on a CPU with AMX, where a natively built "
+        "llama-cpp-python crashes on them.",
+    )
     timeout_s: float = Field(300.0, gt=0, description="Timeout for one LLM call, seconds.")
     fallback: bool = Field(
         True,

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -14,7 +19,9 @@ from finrag.errors import FinragError
 Status = Literal["ok", "warn", "fail", "skip"]
 
 _MIN_FREE_BYTES = 2 * 1024**3  # the embedded LLM alone is 1.1 GB
-_OLLAMA_TIMEOUT_S = 3.0
+_OLLAMA_TIMEOUT_S = 3.0  # for the list call: is a server there at all
+# A probe (one embedding, one generated token) that takes longer is reported too slow.
+_PROBE_TIMEOUT_S = 120.0
 
 
 @dataclass
@@ -189,19 +196,87 @@ def _embedded_running(settings: Settings) -> bool:
 
 
 def _check_embedder(settings: Settings) -> Check:
-    from finrag.embed import get_embedder
-
-    started = time.perf_counter()
-    embedder = get_embedder(settings.embed, settings.models_dir)
-    vectors = embedder.embed(["Total net revenue was $9.6 billion."])
-    elapsed = time.perf_counter() - started
+    """One real embedding, in a process of its own (finrag.doctor_probe)."""
+    command = [
+        sys.executable,
+        "-m",
+        "finrag.doctor_probe",
+        "embedder",
+        settings.embed.model_dump_json(),
+        str(settings.models_dir),
+    ]
+    outcome = _run_probe(command, _PROBE_TIMEOUT_S)
+    if outcome.status != "ok":
+        return Check(
+            "embedder",
+            "fail",
+            True,
+            f"the embedder ({settings.embed.model}) {outcome.words}",
+            fix=outcome.fix
+            or "run `finrag doctor --debug`; reinstall finrag-cli if the model files are damaged",
+            data=outcome.data(),
+        )
+    found = outcome.result
     return Check(
         "embedder",
         "ok",
         True,
-        f"{embedder.spec.model_id} loads offline ({vectors.shape[1]}-d, {elapsed:.1f} s)",
-        data={"model_id": embedder.spec.model_id, "load_s": round(elapsed, 2)},
+        f"{found['model_id']} loads offline and embeds ({found['dimension']}-d, "
+        f"{found['seconds']:.1f} s)",
+        data={
+            "outcome": "ok",
+            "model_id": found["model_id"],
+            "dimension": found["dimension"],
+            "load_s": found["seconds"],
+        },
     )
+
+
+@dataclass
+class ProbeOutcome:
+    """How a check run in a child process ended: ok, crashed (a signal), too slow, failed."""
+
+    status: Literal["ok", "crashed", "too slow", "failed"]
+    words: str = ""  # "crashed: its process was killed by SIGSEGV"
+    fix: str | None = None
+    signal: str | None = None
+    result: dict[str, Any] = field(default_factory=dict)
+
+    def data(self) -> dict[str, Any]:
+        return {"outcome": self.status, "signal": self.signal}
+
+
+def _run_probe(command: list[str], timeout_s: float) -> ProbeOutcome:
+    try:
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return ProbeOutcome("too slow", f"gave no result within {timeout_s:.0f} s")
+    if done.returncode < 0:
+        name = _signal_name(-done.returncode)
+        return ProbeOutcome("crashed", f"crashed: its process was killed by {name}", signal=name)
+    lines = done.stdout.strip().splitlines()
+    try:
+        reply = json.loads(lines[-1]) if lines else {}
+    except ValueError:
+        reply = {}
+    if done.returncode != 0 or "error" in reply:
+        said = reply.get("error") or (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return ProbeOutcome("failed", f"failed: {said}", fix=reply.get("hint"))
+    return ProbeOutcome("ok", result=reply)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _check_ollama(settings: Settings) -> Check:
@@ -214,7 +289,7 @@ def _check_ollama(settings: Settings) -> Check:
     except Exception as exc:  # the client raises httpx, ConnectionError and ollama errors alike
         return Check(
             "ollama",
-            "fail" if required else "warn",
+            "fail" if required else "skip",
             required,
             f"no Ollama server at {host} ({type(exc).__name__})",
             fix="start it with `ollama serve` (or `docker compose up -d ollama`), "
@@ -231,22 +306,49 @@ def _check_ollama(settings: Settings) -> Check:
             fix=f"ollama pull {model}",
             data={"host": host, "models": names},
         )
-    return Check("ollama", "ok", required, f"{model} at {host}", data={"host": host})
+    # Listed is not working: one real generated token (the model loads if it must).
+    limit = min(settings.llm.timeout_s, _PROBE_TIMEOUT_S)
+    started = time.perf_counter()
+    try:
+        ollama.Client(host=host, timeout=limit).generate(
+            model=model, prompt="Reply with OK.", options={"num_predict": 1}
+        )
+    except Exception as exc:  # httpx timeouts, ollama.ResponseError, connection errors
+        elapsed = time.perf_counter() - started
+        slow = elapsed >= limit * 0.95
+        return Check(
+            "ollama",
+            "fail" if required else "warn",
+            required,
+            f"{model} at {host} "
+            + (f"gave no token within {limit:.0f} s" if slow else f"failed: {exc}"),
+            fix="see `ollama ps` and the server's log; raise llm.timeout_s if it is only slow",
+            data={"host": host, "outcome": "too slow" if slow else "failed"},
+        )
+    elapsed = time.perf_counter() - started
+    return Check(
+        "ollama",
+        "ok",
+        required,
+        f"{model} at {host} generates (first token in {elapsed:.1f} s)",
+        data={"host": host, "outcome": "ok", "first_token_s": round(elapsed, 3)},
+    )
 
 
 def _check_embedded_llm(settings: Settings, *, required: bool) -> Check:
-    """llama.cpp importable, the GGUF assembled (now, if needed) and intact, its
-    vocabulary readable: what the embedded backend needs before its first answer."""
+    """The GGUF assembled (now, if needed) and intact, then loaded in the model's own
+    process and one token generated, within a time limit: what every answer needs."""
+    from finrag.llm import LLMTimeout, ModelCrashed
+    from finrag.llm.cpu import amx_flags, build_has_amx
+    from finrag.llm.embedded import EmbeddedLLM
     from finrag.llm.model_files import resolve_gguf, verify
 
-    try:
-        import llama_cpp
-    except ImportError as exc:
+    if importlib.util.find_spec("llama_cpp") is None:
         return Check(
             "embedded llm",
             "fail" if required else "warn",
             required,
-            f"llama-cpp-python is not installed ({exc})",
+            "llama-cpp-python is not installed",
             fix="pip install llama-cpp-python==0.3.36 (finrag-cli depends on it), "
             "or use Ollama (llm.backend = 'ollama')",
         )
@@ -263,17 +365,63 @@ def _check_embedded_llm(settings: Settings, *, required: bool) -> Check:
                 f"{model.path} does not match its recorded sha256, even re-assembled",
                 fix="pip install --force-reinstall finrag-cli (the model parts are damaged)",
             )
-    llama_cpp.Llama(model_path=str(model.path), vocab_only=True, verbose=False)
-    elapsed = time.perf_counter() - started
+    checked = time.perf_counter() - started
+    limit = min(settings.llm.timeout_s, _PROBE_TIMEOUT_S)
+    llm = EmbeddedLLM(settings.llm.model_copy(update={"timeout_s": limit}), settings.models_dir)
+    amx = amx_flags()
+    data: dict[str, Any] = {
+        "path": str(model.path),
+        "size": model.size,
+        "sha256": model.sha256,
+        "cpu_amx": amx,
+        "check_s": round(checked, 3),
+    }
+    what = f"{model.path.name} ({model.size / 2**30:.2f} GiB)"
+    try:
+        reply = llm.chat([{"role": "user", "content": "Reply with OK."}], max_tokens=1)
+    except ModelCrashed as crash:
+        return Check(
+            "embedded llm",
+            "fail",
+            required,
+            f"{what}: {crash.message}",
+            fix=crash.hint,
+            data=data | {"outcome": "crashed", "signal": crash.signal_name},
+        )
+    except LLMTimeout:
+        return Check(
+            "embedded llm",
+            "fail",
+            required,
+            f"{what}: no token within {limit:.0f} s (loading included): too slow here",
+            fix="close what else holds the CPU, raise llm.timeout_s, or use Ollama",
+            data=data | {"outcome": "too slow"},
+        )
+    info = llm.process().info
+    extra = info.get("extra_buffers")
+    load_s = float(info.get("load_s", 0.0))
+    data |= {
+        "outcome": "ok",
+        "llama_cpp": info.get("llama_cpp"),
+        "load_s": load_s,
+        "first_token_s": round(reply.seconds, 3),
+        "extra_buffers": extra,
+        "amx_kernels_in_build": build_has_amx(info.get("system_info", "")),
+        "system_info": info.get("system_info"),
+    }
     how = "assembled now, " if model.assembled_now else ""
+    if amx:
+        cpu_note = f"; CPU has AMX ({', '.join(amx)}): extra CPU buffers {'on' if extra else 'off'}"
+    else:
+        cpu_note = ""
     return Check(
         "embedded llm",
         "ok",
         required,
-        f"{model.path.name} ({model.size / 2**30:.2f} GiB, {how}sha256 "
-        f"{model.sha256[:12] or 'not recorded'}) on llama.cpp {llama_cpp.__version__}, "
-        f"checked in {elapsed:.1f} s",
-        data={"path": str(model.path), "size": model.size, "sha256": model.sha256},
+        f"{what}, {how}sha256 {model.sha256[:12] or 'not recorded'}, on llama.cpp "
+        f"{info.get('llama_cpp')}: generates (loaded in {load_s:.1f} s, first token "
+        f"{reply.seconds:.1f} s, in its own process){cpu_note}",
+        data=data,
     )
 
 

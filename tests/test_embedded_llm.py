@@ -18,7 +18,7 @@ from finrag.errors import ModelNotAvailable
 from finrag.llm import LLMError, get_llm
 from finrag.llm.embedded import EmbeddedLLM
 from finrag.llm.model_files import BUNDLED_SIZE, bundled_model, bundled_parts, verify
-from tests.conftest import run_finrag, smollm_gguf
+from tests.conftest import smollm_gguf
 from tests.corpus import add_small_filings
 
 
@@ -140,13 +140,3 @@ def test_bundled_model_assembles_to_the_known_file(tmp_path: Path) -> None:
     model = bundled_model(tmp_path)
     assert model.size == BUNDLED_SIZE and model.assembled_now
     assert json.loads(model.path.with_name(model.path.name + ".json").read_text())["parts"] == 22
-
-
-def test_doctor_reports_the_embedded_model(home: Path) -> None:
-    result = run_finrag("doctor", "--json")
-    checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
-    embedded = checks["embedded llm"]
-    assert embedded["status"] == "ok", embedded
-    assert embedded["required"] is True, "no Ollama here: auto means embedded"
-    assert "SmolLM2" in embedded["detail"] and "llama.cpp 0.3.36" in embedded["detail"]
-    assert checks["llm backend"]["data"]["backend"] == "embedded"

@@ -45,7 +45,7 @@ def ask(text):
 
 @cli.app.command("slow-call")
 def slow_call():
-    llm._llama()  # loaded before the marker: the signal lands in the prompt's evaluation
+    llm.load()  # loaded before the marker: the signal lands in the prompt's evaluation
     print("calling", flush=True)
     if mode == "repl":
         try:  # as `finrag chat` does around a turn

@@ -71,7 +71,7 @@ def main() -> None:
     import llama_cpp
     from llama_cpp import Llama
 
-    from finrag.llm import interrupt
+    from finrag.llm import interrupt, worker
     from finrag.llm.embedded import cores
 
     path = model_path(args.model)
@@ -94,7 +94,7 @@ def main() -> None:
 
     def use(variant: str) -> None:
         if variant == "c_flag":
-            interrupt.attach_stop_flag(llama)
+            worker._attach_abort(llama, interrupt._FLAG)  # as the model process does
         else:
             callback = python_check if variant == "python" else llama_cpp.ggml_abort_callback()
             llama_cpp.llama_set_abort_callback(llama.ctx, callback, None)

@@ -45,7 +45,7 @@ from finrag.config import Settings
 from finrag.db import Store
 from finrag.db.documents import CompanyCoverage, describe_coverage, store_coverage
 from finrag.errors import FilterUnmatched, ModelNotAvailable
-from finrag.llm import LLM, ChatResult, LLMError, LLMTimeout, get_llm
+from finrag.llm import LLM, ChatResult, LLMError, LLMTimeout, ModelCrashed, get_llm
 from finrag.llm.base import TIMEOUT_HINT, json_schema
 from finrag.llm.fallback import recording_fallbacks
 from finrag.llm.prompts import load_prompt
@@ -213,7 +213,7 @@ class Asker:
             return self._model_answer(
                 question, found, coverage, answer, mixed, started, on_token, notify, on_progress
             )
-        except LLMTimeout as exc:
+        except (LLMTimeout, ModelCrashed) as exc:
             if mixed is None:
                 raise
             return _facts_after_timeout(answer, mixed, exc, started)
@@ -431,14 +431,20 @@ def _without_model(
     return answer
 
 
-def _facts_after_timeout(answer: Answer, mixed: Answer, exc: LLMTimeout, started: float) -> Answer:
-    """The model timed out on a question the facts store partly answers: the stored
-    figures, said to be all there is, rather than nothing."""
+def _facts_after_timeout(
+    answer: Answer, mixed: Answer, exc: LLMTimeout | ModelCrashed, started: float
+) -> Answer:
+    """The model timed out, or its process died, on a question the facts store partly
+    answers: the stored figures, said to be all there is, rather than nothing."""
     mixed.retrieval = answer.retrieval
     mixed.route = "mixed"
+    if isinstance(exc, ModelCrashed):  # the fix is the command's error line
+        what, hint = exc.message, ""
+    else:
+        what, hint = f"the model timed out ({exc.message})", f" ({TIMEOUT_HINT})"
     mixed.flags.append(
-        f"the model timed out ({exc.message}): answered from the facts store only; the "
-        f"rest of the question needs the model ({TIMEOUT_HINT})"
+        f"{what}: answered from the facts store only; the rest of the question needs "
+        f"the model{hint}"
     )
     mixed.timings["total"] = _since(started)
     return mixed

@@ -24,10 +24,11 @@ from finrag.cli.persona_view import (
     with_persona_json,
 )
 from finrag.cli.progress import Activity
-from finrag.cli.render import err, out, print_json, warn
+from finrag.cli.render import err, out, print_error, print_json, warn
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
+from finrag.llm import crashed_model
 from finrag.personas import persona_name
 
 _STAGES = {
@@ -158,6 +159,9 @@ def ask_command(
         out.print(Text(answer.answer))
         print_sources(answer)
         print_persona(view)
+    if crash := crashed_model():  # the answer above is the facts store's alone
+        print_error(crash.message, crash.hint)
+        raise typer.Exit(crash.exit_code)
     if answer.refused and answer.route == "declined":
         nothing_found(f"declined ({answer.refusal}): the reply says why")
     if answer.refused:

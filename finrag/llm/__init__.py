@@ -5,8 +5,20 @@ from __future__ import annotations
 from finrag.config import Settings
 from finrag.errors import ModelNotAvailable
 from finrag.llm.base import LLM, ChatResult, LLMError, LLMTimeout, Message, Tool, ToolCall
+from finrag.llm.model_process import ModelCrashed, crashed_model
 
-__all__ = ["LLM", "ChatResult", "LLMError", "LLMTimeout", "Message", "Tool", "ToolCall", "get_llm"]
+__all__ = [
+    "LLM",
+    "ChatResult",
+    "LLMError",
+    "LLMTimeout",
+    "Message",
+    "ModelCrashed",
+    "Tool",
+    "ToolCall",
+    "crashed_model",
+    "get_llm",
+]
 
 
 def get_llm(settings: Settings) -> LLM:

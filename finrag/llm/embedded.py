@@ -1,17 +1,18 @@
-"""llama.cpp in process (llama-cpp-python): the backend that needs no server.
+"""llama.cpp (llama-cpp-python) without a server: the backend that needs no setup.
 
-The model is loaded once per process and kept; generation always streams, so a timeout
-can stop it between tokens and the tokens can be counted. stop_model_call(), and in the
-CLI Ctrl-C and SIGTERM, abort it sooner: within a graph node (finrag.llm.interrupt).
+The model runs in a child process (finrag.llm.model_process) that loads it once and
+answers every call of this process, so a fault in native code is an error message,
+not a dead CLI. Generation always streams, so tokens reach the screen as they come
+and can be counted; llm.timeout_s bounds each call, loading included. Ctrl-C, SIGTERM
+and stop_model_call() abort a call within a graph node (finrag.llm.interrupt).
 Structured output uses llama.cpp's JSON-schema grammar; tool calls use its chatml
 function-calling handler.
 """
 
 from __future__ import annotations
 
-import atexit
+import logging
 import os
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,7 +21,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from finrag.config import LLMSettings
-from finrag.errors import ModelNotAvailable
 from finrag.llm.base import (
     ChatResult,
     Deadline,
@@ -32,19 +32,10 @@ from finrag.llm.base import (
     parse_output,
     tool_arguments,
 )
-from finrag.llm.interrupt import attach_stop_flag, model_call, signals_deferred
+from finrag.llm.cpu import use_extra_buffers
+from finrag.llm.interrupt import model_call
 from finrag.llm.model_files import ModelFile, resolve_gguf
-
-_LOADED: dict[tuple[str, int, int], Any] = {}
-_LOAD_LOCK = threading.Lock()
-
-
-@atexit.register
-def _close_models() -> None:
-    # Freed here, while the interpreter is whole: llama.cpp's own finalizer fails noisily
-    # when it runs during interpreter shutdown.
-    while _LOADED:
-        _LOADED.popitem()[1].close()
+from finrag.llm.model_process import ModelProcess, ProcessKey, model_process
 
 
 def cores() -> int:
@@ -73,38 +64,24 @@ class EmbeddedLLM:
             self._file = resolve_gguf(self.settings.embedded_model, self.models_dir)
         return self._file
 
-    def _llama(self):
+    def process(self) -> ModelProcess:
+        """The model's process for these settings (started on the first call)."""
         threads = self.settings.threads or cores()
-        key = (str(self.model_file.path), self.settings.context, threads)
-        with _LOAD_LOCK:
-            if key not in _LOADED:
-                try:
-                    from llama_cpp import Llama
-                except ImportError as exc:
-                    raise ModelNotAvailable(
-                        f"llama-cpp-python is not installed ({exc})",
-                        hint="pip install llama-cpp-python==0.3.36, or use Ollama "
-                        "(llm.backend = 'ollama')",
-                    ) from None
-                # Ctrl-C while the model loads takes effect as soon as it has loaded.
-                with signals_deferred():
-                    try:
-                        _LOADED[key] = Llama(
-                            model_path=key[0],
-                            n_ctx=self.settings.context,
-                            n_threads=threads,
-                            n_threads_batch=threads,
-                            n_batch=512,
-                            verbose=False,
-                        )
-                        attach_stop_flag(_LOADED[key])
-                    except (ValueError, RuntimeError) as exc:
-                        raise ModelNotAvailable(
-                            f"llama.cpp could not load {key[0]}: {exc}",
-                            hint="run `finrag doctor`; a damaged bundled model is re-assembled "
-                            "after you delete it",
-                        ) from None
-            return _LOADED[key]
+        key = ProcessKey(
+            model_path=str(self.model_file.path),
+            context=self.settings.context,
+            threads=threads,
+            extra_buffers=use_extra_buffers(self.settings.cpu_extra_buffers),
+        )
+        debug = logging.getLogger("finrag").isEnabledFor(logging.DEBUG)
+        return model_process(key, name=f"the embedded model ({self.model})", debug=debug)
+
+    def load(self) -> ModelProcess:
+        """Start the model's process now and wait until the model is loaded."""
+        proc = self.process()
+        with model_call():
+            proc.start(Deadline(self.settings.timeout_s, f"loading {proc.name}"))
+        return proc
 
     def chat(
         self,
@@ -115,52 +92,35 @@ class EmbeddedLLM:
         max_tokens: int | None = None,
         on_token: OnToken | None = None,
     ) -> ChatResult:
-        llama = self._llama()
         deadline = Deadline(self.settings.timeout_s, f"the embedded model ({self.model})")
         kwargs: dict[str, Any] = {
             "messages": list(messages),
             "max_tokens": max_tokens or self.settings.max_tokens,
             "temperature": self.settings.temperature,
-            "stream": True,
         }
         if output is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema(output)}
+        request = {"kwargs": kwargs, "tools": [t.as_openai() for t in tools or ()]}
+        proc = self.process()
         started = time.perf_counter()
         # Ctrl-C, SIGTERM or stop_model_call() abort it within a graph node, prompt included.
-        with model_call(llama):
-            if tools:
-                return self._tool_chat(llama, kwargs, tools, deadline, started)
-            pieces: list[str] = []
-            for chunk in llama.create_chat_completion(**kwargs):
-                delta = chunk["choices"][0]["delta"].get("content") or ""
-                if delta:
-                    pieces.append(delta)
-                    if on_token:
-                        on_token(delta)
-                deadline.check()
-        text = "".join(pieces)
+        with model_call():
+            reply = proc.chat(request, deadline, on_token)
+        seconds = time.perf_counter() - started
+        if tools:
+            return self._tool_result(reply["reply"], seconds)
+        pieces = reply["text"]
         result = ChatResult(
-            text=text,
+            text=pieces,
             backend=self.backend,
             model=self.model,
-            completion_tokens=len(pieces),
-            # The context now holds prompt + reply; the reply was len(pieces) tokens.
-            prompt_tokens=max(0, llama.n_tokens - len(pieces)),
-            seconds=time.perf_counter() - started,
+            completion_tokens=reply["completion_tokens"],
+            prompt_tokens=reply["prompt_tokens"],
+            seconds=seconds,
         )
         return parse_output(result, output)
 
-    def _tool_chat(self, llama, kwargs, tools, deadline, started) -> ChatResult:
-        from llama_cpp.llama_chat_format import chatml_function_calling
-
-        kwargs = dict(kwargs, stream=False, response_format=None)
-        reply = chatml_function_calling(
-            llama=llama,
-            tools=[t.as_openai() for t in tools],
-            tool_choice="auto",
-            **kwargs,
-        )
-        deadline.check()
+    def _tool_result(self, reply: dict[str, Any], seconds: float) -> ChatResult:
         message = reply["choices"][0]["message"]
         usage = reply.get("usage") or {}
         return ChatResult(
@@ -169,7 +129,7 @@ class EmbeddedLLM:
             model=self.model,
             prompt_tokens=usage.get("prompt_tokens", 0),
             completion_tokens=usage.get("completion_tokens", 0),
-            seconds=time.perf_counter() - started,
+            seconds=seconds,
             tool_calls=[
                 ToolCall(c["function"]["name"], tool_arguments(c["function"].get("arguments")))
                 for c in message.get("tool_calls") or []
