@@ -291,6 +291,8 @@ def _print_answer_summary(report: AnswerReport) -> None:
             "citation_valid",
             "valid_citation_share",
             "evidence_cited",
+            "evidence_recall_quotes",
+            "evidence_recall_passages",
             "numbers_untraceable",
         )
     ]
