@@ -6,12 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 from pydantic import SecretStr
 
 from finrag.config import load_settings
 from finrag.db import open_store
+from finrag.errors import UsageError
 from finrag.evaluate.answer_compare import compare_answers, versus, write_comparison
-from finrag.evaluate.dataset import load_dataset
+from finrag.evaluate.dataset import datasets_label, load_dataset, load_datasets
 from finrag.evaluate.evidence import (
     best_recall,
     cited_passages,
@@ -145,3 +147,18 @@ def test_naive_runs_beside_finrag_with_ratios_and_newly_refused(
     assert "| answerable newly refused (vs naive) | — | 1 |" in compared
     assert "| evidence recall: cited passages | 0.500 (2) |" in compared
     assert "| p50 / p95 s, route naive |" in compared
+
+
+def test_several_files_run_as_one_set(tmp_path: Path) -> None:
+    dev = write_jsonl(tmp_path / "dev.jsonl", QUESTIONS)
+    negative = write_jsonl(
+        tmp_path / "neg.jsonl",
+        [{"id": "neg-1", "question": "Initech's revenue?", "answer": "", "answerable": False}],
+    )
+    both = load_datasets([dev, negative], limit=1)
+    assert [q.id for q in both] == ["apple-sales-2023", "neg-1"]
+    assert [q.answerable for q in both] == [True, False]
+    assert str(datasets_label([dev, negative])) == f"{dev} + {negative}"
+    assert datasets_label([dev]) == dev
+    with pytest.raises(UsageError, match="ids repeat across"):
+        load_datasets([dev, dev])
