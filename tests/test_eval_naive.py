@@ -22,7 +22,7 @@ from finrag.evaluate.evidence import (
     token_recall,
     tokens,
 )
-from finrag.evaluate.naive import NAIVE_K, SYSTEM
+from finrag.evaluate.naive import NAIVE_K, SYSTEM, NaiveAsker
 from finrag.llm.fake import FakeLLM
 from tests.corpus import excerpt_number
 from tests.test_eval_answers import facts_db, write_jsonl  # noqa: F401 (a fixture)
@@ -162,3 +162,13 @@ def test_several_files_run_as_one_set(tmp_path: Path) -> None:
     assert datasets_label([dev]) == dev
     with pytest.raises(UsageError, match="ids repeat across"):
         load_datasets([dev, dev])
+
+
+def test_the_recipes_dont_know_is_its_refusal(facts_db: str) -> None:  # noqa: F811
+    settings = load_settings(database_url=SecretStr(facts_db))
+    with open_store(settings) as store:
+        asker = NaiveAsker(store, settings, llm=FakeLLM(["I don't know the answer to that."]))
+        answer = asker.ask("Who audits Apple's financial statements?")
+    assert answer.refused and answer.refusal == "dont-know" and answer.citations == []
+    assert answer.route == "naive" and answer.retrieval["k"] == NAIVE_K
+    assert 1 <= len(answer.chunks) <= NAIVE_K and answer.tokens["completion"] > 0
