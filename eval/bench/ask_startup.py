@@ -32,9 +32,14 @@ SAMPLE = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
 QUESTION = "What was Best Buy's revenue in Q2 fiscal 2024?"
 
 
+# `python -m` puts the working directory first on sys.path, before PYTHONPATH: run every
+# sample from a directory with no finrag in it, so each tree times its own code.
+NEUTRAL = Path(tempfile.gettempdir())
+
+
 def timed(argv: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> float:
     t0 = time.perf_counter()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=NEUTRAL)
     seconds = time.perf_counter() - t0
     if done.returncode not in ok:
         raise SystemExit(f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr[-2000:]}")
@@ -49,13 +54,13 @@ def finrag(tree: Path, home: Path, *args: str) -> tuple[list[str], dict[str, str
 def prepare(home: Path) -> None:
     """A store with the Best Buy sample."""
     argv, env = finrag(REPO, home, "-q", "ingest", str(SAMPLE))
-    subprocess.run(argv, env=env, check=True, capture_output=True)
+    subprocess.run(argv, env=env, check=True, capture_output=True, cwd=NEUTRAL)
 
 
 def facts_route(tree: Path, home: Path) -> str:
     """The route the tree's `ask --no-llm --json` took: the bench times facts answers."""
     argv, env = finrag(tree, home, "ask", "--no-llm", "--json", QUESTION)
-    out = subprocess.run(argv, env=env, capture_output=True, text=True).stdout
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, cwd=NEUTRAL).stdout
     try:
         return json.loads(out[out.index("{") :])["route"]
     except ValueError:
@@ -103,13 +108,13 @@ def main() -> None:
                 [timed(*ask, ok=(0, 7)) for _ in range(args.repeat)], base
             )
             start, stop = finrag(tree, home, "db", "start"), finrag(tree, home, "db", "stop")
-            subprocess.run(start[0], env=start[1], check=True, capture_output=True)
+            subprocess.run(start[0], env=start[1], check=True, capture_output=True, cwd=NEUTRAL)
             try:
                 row["ask --no-llm, server warm"] = stats(
                     [timed(*ask, ok=(0, 7)) for _ in range(args.repeat)], base
                 )
             finally:
-                subprocess.run(stop[0], env=stop[1], capture_output=True)
+                subprocess.run(stop[0], env=stop[1], capture_output=True, cwd=NEUTRAL)
             result["trees"][name] = row
     print(json.dumps(result, indent=2))
 
