@@ -523,3 +523,31 @@ def test_no_period_named_is_the_latest_held_and_the_answer_says_which(asker) -> 
     year = ask.ask("What was Best Buy's revenue last year?")
     assert year.retrieval["route"] == "text"
     assert "no filing reporting a fiscal year" in year.retrieval["route_reason"]
+
+
+class _NoEmbedding:
+    """The store's embedder, failing the test when asked to embed: no search ran."""
+
+    def __init__(self, real) -> None:
+        self.real = real
+
+    def __getattr__(self, name: str):
+        return getattr(self.real, name)
+
+    def embed(self, texts):
+        raise AssertionError(f"embedded {texts!r}")
+
+
+def test_a_facts_answer_or_an_unknown_company_runs_no_search(asker) -> None:
+    """`ask --no-llm` answers from facts, or refuses a company the store lacks, before any
+    embedder is asked for a vector; a question for the text route still searches."""
+    ask, llm = asker
+    ask.retriever.embedder = _NoEmbedding(ask.retriever.embedder)
+    answer = ask.ask("What was Best Buy's revenue in the second quarter of fiscal 2024?")
+    assert answer.route == "facts" and "$9,583 million [1]" in answer.answer
+    assert answer.retrieval["variant"] == "none" and answer.citations[0].pages == [4, 4]
+    refused = ask.ask("What was Initech's revenue in the second quarter of fiscal 2024?")
+    assert refused.refused and refused.refusal == "unknown-company"
+    with pytest.raises(AssertionError, match="embedded"):
+        ask.ask("What did Best Buy say about its store closures?")
+    assert llm.calls == []

@@ -104,6 +104,12 @@ class Asker:
         question asked before, or reworded, on the same store is answered from the answer
         cache (finrag.answer.cache), and a new answer is kept there."""
         started = time.perf_counter()
+        # Facts and refusals that need no passage come before the search, so no embedder
+        # loads for them; not when a cached answer would spare the model's phrasing.
+        cached = use_cache and self.settings.answer.cache and self.settings.answer.use_llm
+        if not cached and (early := self._before_search(question, overrides)) is not None:
+            early.timings["total"] = _since(started)
+            return early
         found, coverage = self.search(question, k=k, overrides=overrides)
         if strict_filters and found.widened:
             dropped = " and ".join(found.widened_words())
@@ -164,6 +170,21 @@ class Asker:
             coverage = store_coverage(conn)
             conn.rollback()
         return found, coverage
+
+    def _before_search(self, question: str, overrides: dict[str, Any] | None) -> Answer | None:
+        """The answer when it needs no passage (a company the store lacks, a period no filing
+        of it covers, a question the facts store answers); None: search first."""
+        with self.store.connect() as conn:
+            filters = Retriever.filters_for(conn, question, overrides)
+            coverage = store_coverage(conn)
+            conn.rollback()
+        found = SearchResult(hits=[], filters=filters, applied={}, variant="none")
+        unknown = filters.unknown_companies and not filters.companies
+        if not unknown and not self._unheld_period(found, coverage):
+            route = self._route(question, found, {})
+            if route.name != "facts":
+                return None
+        return self.answer_from(question, found, coverage)
 
     def answer_from(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import signal
@@ -14,25 +15,7 @@ import typer
 from typer import _click as click
 
 from finrag import __version__
-from finrag.cli import (
-    ask_cmd,
-    cache_cmd,
-    chat_cmd,
-    config_cmd,
-    db_cmd,
-    docs_cmd,
-    doctor_cmd,
-    eval_cmd,
-    facts_cmd,
-    graph_cmd,
-    ingest_cmd,
-    kpi_cmd,
-    market_cmd,
-    open_cmd,
-    search_cmd,
-    sessions_cmd,
-)
-from finrag.cli.conventions import apply_conventions, hoist_global_flags
+from finrag.cli.conventions import GLOBAL_FLAGS, apply_conventions, hoist_global_flags
 from finrag.cli.render import log_warnings, print_error, problems, set_quiet
 from finrag.cli.state import AppState
 from finrag.errors import ExitCode, FinragError
@@ -49,22 +32,61 @@ app = typer.Typer(
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.command("ingest")(ingest_cmd.ingest_command)
-app.command("search")(search_cmd.search_command)
-app.command("ask")(ask_cmd.ask_command)
-app.command("chat")(chat_cmd.chat_command)
-app.command("facts")(facts_cmd.facts_command)
-app.command("kpi")(kpi_cmd.kpi_command)
-app.command("market")(market_cmd.market_command)
-app.command("graph")(graph_cmd.graph_command)
-app.command("open")(open_cmd.open_command)
-app.add_typer(sessions_cmd.app, name="sessions")
-app.add_typer(docs_cmd.app, name="docs")
-app.add_typer(eval_cmd.app, name="eval")
-app.add_typer(config_cmd.app, name="config")
-app.add_typer(db_cmd.app, name="db")
-app.add_typer(cache_cmd.app, name="cache")
-app.command("doctor")(doctor_cmd.doctor)
+# Each command's module (and what it imports) loads only when that command runs, or for
+# help and completion, which list them all: `finrag ask` does not pay for `eval`'s imports.
+# name -> (module in finrag.cli, attribute, a group of subcommands); in help's order.
+COMMANDS: dict[str, tuple[str, str, bool]] = {
+    "ingest": ("ingest_cmd", "ingest_command", False),
+    "search": ("search_cmd", "search_command", False),
+    "ask": ("ask_cmd", "ask_command", False),
+    "chat": ("chat_cmd", "chat_command", False),
+    "facts": ("facts_cmd", "facts_command", False),
+    "kpi": ("kpi_cmd", "kpi_command", False),
+    "market": ("market_cmd", "market_command", False),
+    "graph": ("graph_cmd", "graph_command", False),
+    "open": ("open_cmd", "open_command", False),
+    "sessions": ("sessions_cmd", "app", True),
+    "docs": ("docs_cmd", "app", True),
+    "eval": ("eval_cmd", "app", True),
+    "config": ("config_cmd", "app", True),
+    "db": ("db_cmd", "app", True),
+    "cache": ("cache_cmd", "app", True),
+    "doctor": ("doctor_cmd", "doctor", False),
+}
+_registered: set[str] = set()
+
+
+def register(names: list[str] | None = None) -> None:
+    """Add the named commands (default: all) to ``app``, importing their modules."""
+    for name in COMMANDS if names is None else names:
+        if name in _registered:
+            continue
+        module_name, attribute, group = COMMANDS[name]
+        target = getattr(importlib.import_module(f"finrag.cli.{module_name}"), attribute)
+        if group:
+            app.add_typer(target, name=name)
+        else:
+            app.command(name)(target)
+        _registered.add(name)
+
+
+def commands_needed(argv: list[str]) -> list[str] | None:
+    """The command ``argv`` runs, alone; [] for ``--version`` alone; None (all of them) for
+    help, completion, no command or a name that is none of ours."""
+    if any(key.endswith("_COMPLETE") for key in os.environ):
+        return None
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            break
+        if arg.startswith("-"):
+            flag, inline, _ = arg.partition("=")
+            i += 2 if GLOBAL_FLAGS.get(flag) and not inline else 1
+            continue
+        return [arg] if arg in COMMANDS else None
+    helping = {"-h", "--help"} & set(argv)
+    return [] if "--version" in argv and not helping else None
 
 
 def _show_version(value: bool) -> None:
@@ -109,9 +131,10 @@ def _terminate(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
-def build_command() -> click.Command:
-    """The click command tree with the house conventions (examples, placeholders as words,
-    short flags, completion) applied: conventions.py."""
+def build_command(names: list[str] | None = None) -> click.Command:
+    """The click command tree (the named commands, default all) with the house conventions
+    (examples, placeholders as words, short flags, completion) applied: conventions.py."""
+    register(names)
     return apply_conventions(typer.main.get_command(app))
 
 
@@ -120,9 +143,10 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, _terminate)
     # Both then stop an embedded model mid-prompt, not when its llama.cpp call returns.
     stop_model_calls_on_signals(signal.SIGINT, signal.SIGTERM)
-    command = build_command()
+    argv = list(argv if argv is not None else sys.argv[1:])
+    command = build_command(commands_needed(argv))
     # The root's flags work after a subcommand too (`finrag docs list --debug`).
-    argv = hoist_global_flags(command, list(argv if argv is not None else sys.argv[1:]))
+    argv = hoist_global_flags(command, argv)
     debug = "--debug" in argv
     # Belt and braces for files made without an explicit mode (readline's history, lock
     # files): whatever finrag writes is its user's alone.

@@ -29,7 +29,7 @@ from finrag.evaluate.answer_compare import (
 )
 from finrag.evaluate.answer_report import write_answer_report
 from finrag.evaluate.answers import AnswerReport, AnswerResult, evaluate_answers
-from finrag.evaluate.dataset import load_dataset
+from finrag.evaluate.dataset import datasets_label, load_dataset, load_datasets
 from finrag.evaluate.html_report import answers_html, comparison_html, retrieval_html, write_html
 from finrag.evaluate.report import fmt, shown_k, write_retrieval_report
 from finrag.evaluate.retrieval import BREAKDOWNS, QuestionResult, evaluate_retrieval
@@ -121,8 +121,16 @@ def _retrieval_progress(result: QuestionResult, advance) -> None:
 @app.command("answers")
 def answers_command(
     ctx: typer.Context,
-    dataset: Annotated[Path, typer.Argument(help="JSONL questions (finrag or FinanceBench).")],
-    limit: Annotated[int | None, typer.Option(help="Only the first N questions.", min=1)] = None,
+    datasets: Annotated[
+        list[Path],
+        typer.Argument(
+            help="JSONL questions (finrag or FinanceBench); several files run as one set "
+            "(e.g. dev questions and the negative set)."
+        ),
+    ],
+    limit: Annotated[
+        int | None, typer.Option(help="Only the first N questions of each file.", min=1)
+    ] = None,
     out_dir: Annotated[
         Path | None,
         typer.Option(
@@ -169,7 +177,8 @@ def answers_command(
             "--no-llm and --compare together: the variants say which run uses the model",
             hint="name the variant instead, e.g. --compare text,facts+text:no-llm",
         )
-    questions = load_dataset(dataset, limit=limit)
+    questions = load_datasets(datasets, limit=limit)
+    dataset = datasets_label(datasets)
     if variants:
         comparison = _compare_answers(
             settings,
@@ -291,6 +300,8 @@ def _print_answer_summary(report: AnswerReport) -> None:
             "citation_valid",
             "valid_citation_share",
             "evidence_cited",
+            "evidence_recall_quotes",
+            "evidence_recall_passages",
             "numbers_untraceable",
         )
     ]

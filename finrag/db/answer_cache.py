@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import psycopg
+
+if TYPE_CHECKING:  # a type only: `ask` on the facts route never loads numpy
+    import numpy as np
 
 
 @dataclass

@@ -1,9 +1,13 @@
 """`finrag eval answers --compare`: one question set through several answer configurations.
 
 Each variant is a change to the answer settings (``text``: the facts route off;
-``facts+text``: the defaults; ``facts+text:no-llm``: no model call), run as a plain
-`eval answers` into its own subfolder of the output folder, so every variant resumes on
-its own. One model serves every variant: an embedded model loads once.
+``facts+text``: the defaults; ``facts+text:no-llm``: no model call), or ``naive``, the
+common RAG recipe as a baseline (finrag.evaluate.naive), run as a plain `eval answers`
+into its own subfolder of the output folder, so every variant resumes on its own. One
+model and one retriever serve every variant: an embedded model loads once. With ``naive``
+in the run, the table gives each variant's correctness and latency over naive's; every
+variant after the first is also compared with the first: answerable questions it
+refused that the first answered ("newly refused").
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ from finrag.config import Settings
 from finrag.db import Store
 from finrag.errors import UsageError
 from finrag.evaluate.answer_report import breakdown_table, write_answer_report
-from finrag.evaluate.answers import AnswerReport, AnswerResult, evaluate_answers
+from finrag.evaluate.answers import AnswerReport, AnswerResult, evaluate_answers, newly_refused
 from finrag.evaluate.dataset import EvalQuestion
+from finrag.evaluate.naive import DESCRIPTION as NAIVE_DESCRIPTION
+from finrag.evaluate.naive import NAME as NAIVE
+from finrag.evaluate.naive import NaiveAsker
 from finrag.evaluate.report import fmt
 from finrag.llm import LLM, get_llm
 from finrag.retrieve import Retriever
@@ -31,6 +38,7 @@ VARIANTS: dict[str, dict[str, bool]] = {
     "text": {"facts_route": False},
     "facts+text": {"facts_route": True},
     "facts+text:no-llm": {"facts_route": True, "use_llm": False},
+    NAIVE: {},  # not finrag's pipeline: finrag.evaluate.naive
 }
 
 
@@ -62,7 +70,38 @@ class Comparison:
     variants: dict[str, AnswerReport]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"variants": {name: r.as_dict() for name, r in self.variants.items()}}
+        return {
+            "variants": {name: r.as_dict() for name, r in self.variants.items()},
+            "versus": versus(self),
+        }
+
+
+def versus(comparison: Comparison) -> dict[str, dict[str, Any]]:
+    """Each variant against the baselines run beside it: its correctness and latency p50
+    over naive's (when naive ran), and the answerable questions it refused that the first
+    variant answered."""
+    names = list(comparison.variants)
+    first = comparison.variants[names[0]]
+    naive = comparison.variants.get(NAIVE)
+    out: dict[str, dict[str, Any]] = {}
+    for name, report in comparison.variants.items():
+        row: dict[str, Any] = {}
+        if naive is not None:
+            row["correct_over_naive"] = _ratio(
+                report.summary["auto_correct"]["value"], naive.summary["auto_correct"]["value"]
+            )
+            row["latency_p50_over_naive"] = _ratio(
+                report.summary["latency_s"]["p50"], naive.summary["latency_s"]["p50"]
+            )
+        if name != names[0]:
+            row["newly_refused_vs"] = names[0]
+            row["newly_refused"] = newly_refused(report.results, first.results)
+        out[name] = row
+    return out
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 2) if a is not None and b else None
 
 
 def compare_answers(
@@ -88,6 +127,11 @@ def compare_answers(
     reports = {}
     for name in variants:
         chosen = variant_settings(settings, name)
+        asker = (
+            NaiveAsker(store, chosen, llm=llm, retriever=retriever)
+            if name == NAIVE
+            else Asker(store, chosen, llm=llm, retriever=retriever)
+        )
         report = evaluate_answers(
             store,
             chosen,
@@ -96,7 +140,7 @@ def compare_answers(
             out_dir=out_dir / variant_folder(name) if out_dir else None,
             use_judge=use_judge,
             tolerance=tolerance,
-            asker=Asker(store, chosen, llm=llm, retriever=retriever),
+            asker=asker,
             on_question=(lambda r, resumed, n=name: on_question(n, r, resumed))
             if on_question
             else None,
@@ -109,9 +153,13 @@ def compare_answers(
 def comparison_rows(comparison: Comparison) -> list[tuple[str, list[str]]]:
     """The comparison table: one row per figure, one column per variant."""
     summaries = {name: r.summary for name, r in comparison.variants.items()}
+    against = versus(comparison)
 
     def row(label: str, cell: Callable[[dict], str]) -> tuple[str, list[str]]:
         return label, [cell(s) for s in summaries.values()]
+
+    def row_vs(label: str, cell: Callable[[dict], str]) -> tuple[str, list[str]]:
+        return label, [cell(against[name]) for name in summaries]
 
     rows = [
         row("questions", lambda s: str(s["questions"])),
@@ -128,6 +176,14 @@ def comparison_rows(comparison: Comparison) -> list[tuple[str, list[str]]]:
         ),
         row("latency p50 / p95 s", lambda s: f"{s['latency_s']['p50']} / {s['latency_s']['p95']}"),
         row(
+            "evidence recall: printed quotes",
+            lambda s: _share_cell(s.get("evidence_recall_quotes")),
+        ),
+        row(
+            "evidence recall: cited passages",
+            lambda s: _share_cell(s.get("evidence_recall_passages")),
+        ),
+        row(
             "tokens in / out per question",
             lambda s: (
                 f"{s['tokens']['prompt_per_question']:,} / "
@@ -135,11 +191,40 @@ def comparison_rows(comparison: Comparison) -> list[tuple[str, list[str]]]:
             ),
         ),
     ]
+    if NAIVE in summaries:
+        rows.append(row_vs("correct / naive", lambda v: _times(v.get("correct_over_naive"))))
+        rows.append(
+            row_vs("latency p50 / naive", lambda v: _times(v.get("latency_p50_over_naive")))
+        )
+    if len(summaries) > 1:
+        first = next(iter(summaries))
+        rows.append(
+            row_vs(
+                f"answerable newly refused (vs {first})",
+                lambda v: str(len(v["newly_refused"])) if "newly_refused" in v else "—",
+            )
+        )
     for by, label in (("by_question_type", "type"), ("by_route", "route")):
         names = sorted({g for s in summaries.values() for g in s[by]})
         for group in names:
             rows.append(row(f"correct, {label} {group}", lambda s, g=group, b=by: _cell(s, b, g)))
+    routes = sorted({g for s in summaries.values() for g in s["by_route"]})
+    for group in routes:
+        rows.append(row(f"p50 / p95 s, route {group}", lambda s, g=group: _latency_cell(s, g)))
     return rows
+
+
+def _share_cell(share: dict | None) -> str:
+    return f"{fmt(share['value'])} ({share['n']})" if share else "—"
+
+
+def _times(value: float | None) -> str:
+    return f"{value:.2f}×" if value is not None else "—"
+
+
+def _latency_cell(summary: dict, group: str) -> str:
+    found = summary["by_route"].get(group)
+    return f"{found['latency_s']['p50']} / {found['latency_s']['p95']}" if found else "—"
 
 
 def _cell(summary: dict, by: str, group: str) -> str:
@@ -171,6 +256,8 @@ def markdown(comparison: Comparison) -> str:
 
 
 def _describe(name: str) -> str:
+    if name == NAIVE:
+        return NAIVE_DESCRIPTION
     return ", ".join(f"answer.{k}={str(v).lower()}" for k, v in VARIANTS[name].items())
 
 
@@ -183,6 +270,7 @@ def write_comparison(comparison: Comparison, out_dir: Path) -> list[Path]:
     summary = {
         "dataset": comparison.dataset,
         "variants": {name: r.summary for name, r in comparison.variants.items()},
+        "versus": versus(comparison),
     }
     paths.append(out_dir / "comparison.json")
     paths[-1].write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")

@@ -27,6 +27,9 @@ _CSV_FIELDS = (
     "citations",
     "citation_valid",
     "evidence_cited",
+    "evidence_quote_recall",
+    "evidence_passage_recall",
+    "quotes_from",
     "numbers_untraceable",
     "latency_s",
     "gold",
@@ -44,6 +47,8 @@ METRIC_LABELS = (  # the summary's figures, as the reports name them
     ("citation_valid", "answers whose citations all hold their numbers"),
     ("valid_citation_share", "citations that hold their numbers"),
     ("evidence_cited", "answers citing a gold evidence page"),
+    ("evidence_recall_quotes", "gold evidence covered by the printed quotes (token recall >= 0.5)"),
+    ("evidence_recall_passages", "gold evidence covered by the cited passages' text"),
     ("numbers_untraceable", "facts/mixed answers stating a number no fact or calculation gave"),
 )
 

@@ -20,6 +20,7 @@ from finrag.config import Settings
 from finrag.db import Store
 from finrag.evaluate.correctness import Correctness, judge, score_correctness
 from finrag.evaluate.dataset import EvalQuestion, document_key
+from finrag.evaluate.evidence import best_recall, cited_passages, covered, printed_quotes
 from finrag.evaluate.runs import finish_run, percentile, start_run
 from finrag.evaluate.traceable import untraceable_numbers
 from finrag.llm import LLMError
@@ -67,6 +68,11 @@ class AnswerResult:
     # False: the dataset expects a refusal (finrag.evaluate.dataset); such a question is
     # right when refused. Lines written before the flag existed load as answerable.
     answerable: bool = True
+    # Token recall of the gold evidence text by the answer's printed quotes, and by the
+    # full text of the passages it cites (finrag.evaluate.evidence); None: no gold text.
+    evidence_quote_recall: float | None = None
+    evidence_passage_recall: float | None = None
+    quotes_from: str | None = None  # "evidence" (the answer's quotes) or "citations"
 
 
 @dataclass
@@ -98,6 +104,8 @@ def score_answer(
     cited = [{"document": c.document, "pages": c.pages} for c in a.citations]
     answered = not a.refused
     on_facts = answered and a.route in FACT_ROUTES
+    golds = [e.text for e in q.evidence if e.text] if q.answerable else []
+    quotes, quotes_from = printed_quotes(a) if answered else ([], None)
     return AnswerResult(
         id=q.id,
         question=q.question,
@@ -140,6 +148,11 @@ def score_answer(
         route_reason=a.retrieval.get("route_reason"),
         numbers_untraceable=untraceable_numbers(a) if on_facts else None,
         answerable=q.answerable,
+        evidence_quote_recall=best_recall(golds, quotes) if golds else None,
+        evidence_passage_recall=(
+            best_recall(golds, cited_passages(a) if answered else []) if golds else None
+        ),
+        quotes_from=quotes_from,
     )
 
 
@@ -270,6 +283,7 @@ def _breakdown(group: Sequence[AnswerResult]) -> dict[str, Any]:
         **refusal_scores(group),
         "latency_s": _latency(group),
         "numbers_untraceable": _untraceable(group),
+        **evidence_recall(group),
     }
 
 
@@ -289,6 +303,7 @@ def summarise(results: Sequence[AnswerResult]) -> dict[str, Any]:
         "evidence_cited": _share([r.evidence_cited for r in answered]),
         "latency_s": _latency(results),
         "numbers_untraceable": _untraceable(results),
+        **evidence_recall(results),
         "tokens": {
             "prompt": sum(r.tokens.get("prompt", 0) for r in results),
             "completion": sum(r.tokens.get("completion", 0) for r in results),
@@ -304,6 +319,23 @@ def summarise(results: Sequence[AnswerResult]) -> dict[str, Any]:
         },
         "by_route": {name: _breakdown(group) for name, group in _group(results, "route").items()},
     }
+
+
+def evidence_recall(results: Sequence[AnswerResult]) -> dict[str, Any]:
+    """Share of the questions with gold evidence text whose gold the answer's printed
+    quotes cover (token recall >= 0.5), and whose gold its cited passages cover; a refused
+    or quote-less answer covers nothing."""
+    return {
+        "evidence_recall_quotes": _share([covered(r.evidence_quote_recall) for r in results]),
+        "evidence_recall_passages": _share([covered(r.evidence_passage_recall) for r in results]),
+    }
+
+
+def newly_refused(results: Sequence[AnswerResult], baseline: Sequence[AnswerResult]) -> list[str]:
+    """Answerable questions refused here that ``baseline`` (another run over the same
+    questions) answered: what a stricter refusal cost."""
+    answered = {r.id for r in baseline if not r.refused}
+    return [r.id for r in results if r.answerable and r.refused and r.id in answered]
 
 
 def refusal_scores(results: Sequence[AnswerResult]) -> dict[str, Any]:

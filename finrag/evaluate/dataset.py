@@ -86,6 +86,24 @@ def load_dataset(path: Path, *, limit: int | None = None) -> list[EvalQuestion]:
     return questions
 
 
+def load_datasets(paths: list[Path], *, limit: int | None = None) -> list[EvalQuestion]:
+    """The questions of several files as one set (dev and the negative set in one run:
+    refusal recall beside the answerable questions a refusal cost); ``limit`` is per file."""
+    questions = [q for path in paths for q in load_dataset(path, limit=limit)]
+    ids = [q.id for q in questions]
+    if len(set(ids)) != len(ids):
+        raise UsageError(
+            f"question ids repeat across {', '.join(map(str, paths))}",
+            hint="give every line of every file a unique id",
+        )
+    return questions
+
+
+def datasets_label(paths: list[Path]) -> Path:
+    """How a run over several files names its dataset: 'dev.jsonl + negative.jsonl'."""
+    return paths[0] if len(paths) == 1 else Path(" + ".join(str(p) for p in paths))
+
+
 def _parse(raw: dict[str, Any], number: int) -> EvalQuestion:
     if "financebench_id" in raw:
         return EvalQuestion(

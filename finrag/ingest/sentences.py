@@ -80,6 +80,12 @@ def _tokenizer():
     return PunktSentenceTokenizer(params)
 
 
+# Where Punkt may break a sentence: an end mark followed by punctuation or a space (its
+# own period-context pattern). A line with none is one sentence, and importing nltk (a
+# second, with scipy behind it) is not needed to say so: a facts answer's one sentence.
+_BREAK_CANDIDATE = re.compile(r"[.?!](?:[?!)\";}\]*:@'({\[\u2018\u2019\u201c\u201d\xab\xbb]|\s)")
+
+
 def split_sentences(text: str) -> list[str]:
     """Sentences in order; list items and line-separated lines stay their own units."""
     out: list[str] = []
@@ -87,7 +93,9 @@ def split_sentences(text: str) -> list[str]:
     # through "\n \n \n ..." from every newline cost the text's length squared.
     for line in re.split(r"\n(?=[^\S\n]*(?:[-*•●]|\d+\.)\s)|\n{2,}", text):
         line = line.strip()
-        if line:
+        if line and not _BREAK_CANDIDATE.search(line):
+            out.append(line)
+        elif line:
             out.extend(s.strip() for s in _tokenizer().tokenize(line) if s.strip())
     return out
 
