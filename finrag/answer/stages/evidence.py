@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from finrag.ingest.sentences import split_clauses, split_sentences
-from finrag.retrieve.context import ContextChunk
+from finrag.retrieve.context import FLAG_NOTE, ContextChunk
 from finrag.tables import table_in_words
 
 MAX_UNIT_CHARS = 600  # a longer "sentence" (a run-on list) is cut at its clauses
@@ -124,7 +124,10 @@ class Evidence:
         return f"[{self.n}] {where}"
 
     def render(self) -> str:
-        return f"{self.label}: {self.text}"
+        # A quote from a chunk flagged as instruction-like (only with answer.include_flagged)
+        # is marked as such for the model, as whole excerpts are.
+        note = f"{FLAG_NOTE} " if self.chunk.hit.flagged else ""
+        return f"{self.label}: {note}{self.text}"
 
     def as_chunk(self) -> ContextChunk:
         """The quote as an excerpt of its own: what citations and number checks read."""
