@@ -22,7 +22,7 @@ from tests.test_facts_ingest import _filing
 from tests.test_facts_kpi import NORTHWIND
 
 BESTBUY = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
-NOT_ANSWERABLE = {"answerable": False, "facts": [], "calculations": []}
+NOT_ANSWERABLE = {"answerable": False, "claims": []}  # the text route: no quote answers
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +192,7 @@ def _text_route(ask: Asker, llm: FakeLLM, question: str):
     llm.replies = [NOT_ANSWERABLE]
     answer = ask.ask(question)
     assert len(llm.calls) == 1, "the text route asked the model"
-    assert answer.route == "text" and answer.refusal == "not-in-context"
+    assert answer.route == "text" and answer.refusal == "no-evidence"
     assert answer.retrieval["route"] == "text"
     llm.calls.clear()
     return answer
