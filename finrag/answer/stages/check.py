@@ -50,8 +50,11 @@ def without_unsupported(
 
 
 def removed_note(problems: Sequence[NumberProblem]) -> str:
-    numbers = ", ".join(dict.fromkeys(p.number for p in problems))
-    return f"(A statement with {numbers} was removed: no quote holds that figure.)"
+    """Said in the answer; the figures themselves only in its flags (in the text they
+    would read as stated)."""
+    n = len({p.sentence for p in problems})
+    what = "A statement" if n == 1 else f"{n} statements"
+    return f"({what} with a figure no quote holds {'was' if n == 1 else 'were'} removed.)"
 
 
 def record_problems(answer: Answer, problems: Sequence[NumberProblem]) -> None:
