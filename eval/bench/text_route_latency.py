@@ -34,13 +34,13 @@ from finrag.db import open_store
 from finrag.llm import get_llm
 
 QUESTIONS = [
-    "What drove Best Buy's domestic comparable sales decline in the second quarter of fiscal 2024?",
-    "Why did Best Buy's international revenue change in Q2 FY2024?",
+    "What drove the comparable sales decline in Best Buy's consumer electronics category?",
+    "Why did Best Buy's gross profit rate improve in the second quarter of fiscal 2024?",
     "Which product categories drove the decline in Best Buy's domestic revenue in Q2 FY2024?",
     "Did Best Buy repurchase shares of its common stock in the second quarter of fiscal 2024?",
     "What are Best Buy's reportable segments?",
     "Is Best Buy a party to any material legal proceedings?",
-    "What did Best Buy say about its restructuring program in Q2 FY2024?",
+    "What did Best Buy say about the outlook for consumer demand?",
     "Does Best Buy pay a quarterly dividend?",
 ]
 MODES = ("extract", "evidence")

@@ -30,6 +30,7 @@ from finrag.retrieve import Retriever, SearchResult
 from finrag.retrieve.context import ContextChunk, build_context
 from finrag.retrieve.filters import QueryFilters
 
+EVIDENCE_BREADTH = 3  # chunks scored for quotes, per chunk the extraction path reads
 OnToken = Callable[[str], None]
 OnEvent = Callable[[str], None]  # "retrieved", "extracted", "answering", "retrying"
 
@@ -221,7 +222,9 @@ class Asker:
     ) -> Answer:
         """The text route: quotes selected by id, the answer written around them."""
         t0 = time.perf_counter()
-        context = build_context(found.hits, budget=self.settings.answer.k)
+        # The model reads a few quotes, not the chunks: so the quotes are chosen from all
+        # the retrieved pages' chunks, not the answer.k the extraction path reads.
+        context = build_context(found.hits, budget=self.settings.answer.k * EVIDENCE_BREADTH)
         names = [c.name for c in found.filters.companies] + found.filters.matched.get("company", [])
         chosen = evidence.select(
             question,

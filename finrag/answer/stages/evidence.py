@@ -147,13 +147,32 @@ def units(chunk: ContextChunk) -> list[str]:
     body = chunk.hit.content
     if chunk.hit.kind == "table":
         lines = [ln.strip() for ln in table_in_words(body).splitlines() if ln.strip()]
-        return [ln for ln in lines if len(_WORD.findall(ln.lower())) >= 2]
+        return [
+            ln for ln in lines if len(_WORD.findall(ln.lower())) >= 2 and not _POINTER.search(ln)
+        ]
     out: list[str] = []
     for sentence in split_sentences(body):
         sentence = " ".join(sentence.split())
         pieces = split_clauses(sentence) if len(sentence) > MAX_UNIT_CHARS else [sentence]
-        out += [p for p in pieces if len(p.split()) >= MIN_WORDS and re.search("[a-z]", p)]
+        out += [p for p in pieces if _says_something(p)]
     return out
+
+
+# A table's lead-in ("... were as follows ($ in millions):") and a cross-reference ("For
+# additional information, see Note 9") point at an answer; they are none.
+_POINTER = re.compile(
+    r"(:\s*$)|^(for (additional|more|further) information|see note|refer to|part [ivx]+\b.* > )"
+    r"|forward-looking statements.{0,120}\b(identified|safe harbor|reform act)",
+    re.I,
+)
+
+
+def _says_something(unit: str) -> bool:
+    return (
+        len(unit.split()) >= MIN_WORDS
+        and bool(re.search("[a-z]", unit))
+        and not (_POINTER.search(unit))
+    )
 
 
 def stem(word: str) -> str:
@@ -163,9 +182,10 @@ def stem(word: str) -> str:
 
 
 def content_terms(text: str, *, ignore: Sequence[str] = ()) -> list[str]:
-    skip = {stem(w) for phrase in ignore for w in _WORD.findall(phrase.lower())}
+    skip = {stem(w.removesuffix("'s")) for phrase in ignore for w in _WORD.findall(phrase.lower())}
     terms = []
     for word in _WORD.findall(text.lower()):
+        word = word.removesuffix("'s")
         if word in _STOP or len(word) < 3:
             continue
         s = stem(word)
