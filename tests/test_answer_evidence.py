@@ -187,3 +187,33 @@ def test_the_model_sees_only_the_selected_quotes(store_and_settings) -> None:
     assert "$QUOTES" not in system and "ACME" not in system, "the fixed prefix comes first"
     assert answer.retrieval["evidence"]["selected"][0]["n"] == 1
     assert answer.timings["evidence"] >= 0 and "extract" not in answer.timings
+
+
+def test_mixed_figures_from_facts_and_the_reasons_from_a_quote(store_and_settings) -> None:
+    from tests.corpus import add_document
+    from tests.test_facts_store import _store_apple
+
+    store, settings = store_and_settings
+    reason = "The increase in net sales was driven primarily by higher net sales of Services."
+    with store.connect() as conn:
+        _store_apple(conn, settings)
+        add_document(
+            conn,
+            Asker(store, settings, llm=FakeLLM([])).retriever.embedder,
+            "AAPL_2024_MDA.htm",
+            [f"Net sales rose in fiscal 2024. {reason}"],
+            company="Apple Inc.",
+            year=2024,
+        )
+    llm = FakeLLM([quoted("higher net sales of Services", "Services drove the increase")])
+    answer = Asker(store, settings, llm=llm).ask(
+        "How did Apple's total net sales change in fiscal 2024 and why?"
+    )
+    assert answer.route == "mixed" and not answer.refused, answer.answer
+    n = next(c.n for c in answer.chunks if reason in c.hit.content)
+    assert answer.answer.startswith("Apple's revenue went from $383,285 million in FY2023")
+    assert n > 2, "the quotes are numbered after the facts' two sources"
+    assert answer.answer.endswith(f"Services drove the increase [{n}].")
+    assert answer.evidence[-1]["quote"].endswith(reason)
+    assert answer.status == "verified" or answer.status == "found_in_source"
+    assert len(llm.calls) == 1, "one call: the reasons; the figures need none"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from finrag.answer.cache import AnswerCache
@@ -175,13 +176,11 @@ class Asker:
         answer.warnings = scope_flags(found)
         answer.flags += answer.warnings
         try:
-            if (
-                mixed is None
-                and self.settings.answer.text_mode == "evidence"
-                and not evidence.needs_arithmetic(question)
+            if self.settings.answer.text_mode == "evidence" and not evidence.needs_arithmetic(
+                question
             ):
                 return self._evidence_answer(
-                    question, found, answer, started, on_token, notify, on_progress
+                    question, found, answer, mixed, started, on_token, notify, on_progress
                 )
             return self._extraction_answer(
                 question, found, coverage, answer, mixed, started, on_token, notify, on_progress
@@ -218,15 +217,17 @@ class Asker:
         )
 
     def _evidence_answer(
-        self, question, found, answer, started, on_token, notify, on_progress
+        self, question, found, answer, mixed, started, on_token, notify, on_progress
     ) -> Answer:
-        """The text route: quotes selected by id, the answer written around them."""
+        """The text route: quotes selected by id, the answer written around them. On the
+        mixed route the stored figures come first, as the facts route wrote them (their
+        sources [1]..[m]), and the quotes, numbered after them, give the reasons."""
         t0 = time.perf_counter()
         # The model reads a few quotes, not the chunks: so the quotes are chosen from all
         # the retrieved pages' chunks, not the answer.k the extraction path reads.
         context = build_context(found.hits, budget=self.settings.answer.k * EVIDENCE_BREADTH)
         names = [c.name for c in found.filters.companies] + found.filters.matched.get("company", [])
-        chosen = evidence.select(
+        selection = evidence.select(
             question,
             context,
             ignore=names,
@@ -234,17 +235,25 @@ class Asker:
             keep=self.settings.answer.evidence,
         )
         answer.timings["evidence"] = since(t0)
+        first = list(mixed.chunks) if mixed is not None else []
+        chosen = [replace(e, n=e.n + len(first)) for e in selection.chosen]
         answer.retrieval["evidence"] = {
-            "candidates": chosen.candidates,
-            "terms": chosen.terms,
-            "selected": [{"n": e.n, "score": e.score} for e in chosen.chosen],
+            "candidates": selection.candidates,
+            "terms": selection.terms,
+            "selected": [{"n": e.n, "score": e.score} for e in chosen],
         }
-        quotes = [e.as_chunk() for e in chosen.chosen]
-        answer.chunks = quotes
+        quotes = first + [e.as_chunk() for e in chosen]
         _show_context(answer, quotes)
+        if mixed is not None:
+            answer.route = "mixed"
+            answer.facts, answer.calculations = mixed.facts, mixed.calculations
+            answer.fact_values = mixed.fact_values
+            answer.flags += mixed.flags
         notify("extracted")
-        if not chosen.chosen:
-            return _no_evidence(answer, found, chosen.closest, started)
+        if not chosen:
+            if mixed is not None:
+                return _figures_only(answer, mixed, "no sentence found gives the reasons", started)
+            return _no_evidence(answer, found, selection.closest, started)
         llm = self.llm
         answer.backend, answer.model = llm.backend, llm.model
         t0 = time.perf_counter()
@@ -252,20 +261,29 @@ class Asker:
         composed = compose.compose(
             llm,
             question,
-            chosen.chosen,
+            chosen,
             persona=active_persona(self.settings),
             on_progress=on_progress,
         )
         count_tokens(answer, composed.result)
         answer.timings["answer"] = since(t0)
         notify("checking")
-        if not composed.answerable and not composed.verdict:
-            return _no_evidence(answer, found, chosen.chosen[:3], started, read=True)
-        claims, problems = check.without_unsupported([c for c, _ in composed.claims], quotes)
-        text = compose.write(composed, chosen.chosen, claims)
-        if not text:  # every claim removed: the best quote, as printed, is the answer
-            best = chosen.chosen[0]
+        if mixed is not None:
+            composed.verdict = None  # the stored figures decide a yes/no, not a quote
+            if not composed.answerable:
+                why = "the model found no reasons in the closest quotes"
+                return _figures_only(answer, mixed, why, started)
+        elif not composed.answerable and not composed.verdict:
+            return _no_evidence(answer, found, chosen[:3], started, read=True)
+        claims, problems = check.without_unsupported(
+            [c for c, _ in composed.claims], quotes, answer.facts, answer.calculations
+        )
+        text = compose.write(composed, chosen, claims)
+        if not text and mixed is None:  # every claim removed: the best quote, as printed
+            best = chosen[0]
             text = f"The filing says: “{best.text.rstrip()}” [{best.n}]."
+        if mixed is not None:
+            text = f"{mixed.answer} {text}".strip()
         if problems:
             text += " " + check.removed_note(problems)
             check.record_problems(answer, problems)
@@ -273,9 +291,10 @@ class Asker:
         if on_token:
             on_token(text)
         check.cite(answer, quotes)
-        by_n = {e.n: e for e in chosen.chosen}
+        by_n = {e.n: e for e in chosen}
         for c in answer.citations:  # the quote whole, as printed: not clipped
-            c.quote = by_n[c.n].text
+            if c.n in by_n:
+                c.quote = by_n[c.n].text
         answer.timings["total"] = since(started)
         return answer
 
@@ -295,6 +314,16 @@ def _show_context(answer: Answer, context: list[ContextChunk]) -> None:
         }
         for c in context
     ]
+
+
+def _figures_only(answer: Answer, mixed: Answer, why: str, started: float) -> Answer:
+    """The mixed route's stored figures when no quote gives the reasons: said, not guessed."""
+    answer.answer = mixed.answer
+    answer.citations = mixed.citations
+    answer.chunks = list(mixed.chunks)
+    answer.flags.append(f"{why}: answered with the stored figures only")
+    answer.timings["total"] = since(started)
+    return answer
 
 
 def _no_evidence(answer: Answer, found, closest, started: float, *, read: bool = False) -> Answer:
