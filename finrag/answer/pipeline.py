@@ -18,7 +18,7 @@ from finrag.answer.result import Answer
 from finrag.answer.stages import check, compose, evidence, extract, gate, since
 from finrag.answer.stages import count as count_tokens
 from finrag.answer.stages import route as routing
-from finrag.answer.stages.retrieve import retrieval_summary, scope_flags, search, searched
+from finrag.answer.stages.retrieve import retrieval_summary, scope_flags, search
 from finrag.answer.status import settle
 from finrag.config import Settings
 from finrag.db import Store
@@ -198,7 +198,7 @@ class Asker:
             answer.route = "mixed"
         elif self.settings.answer.text_mode == "evidence":
             answer.retrieval["text_mode"] = "extract: the question asks for arithmetic"
-        _show_context(answer, context)
+        check.show_context(answer, context)
         llm = self.llm
         answer.backend, answer.model = llm.backend, llm.model
         return extract.extract_and_write(
@@ -243,7 +243,7 @@ class Asker:
             "selected": [{"n": e.n, "score": e.score} for e in chosen],
         }
         quotes = first + [e.as_chunk() for e in chosen]
-        _show_context(answer, quotes)
+        check.show_context(answer, quotes)
         if mixed is not None:
             answer.route = "mixed"
             answer.facts, answer.calculations = mixed.facts, mixed.calculations
@@ -252,8 +252,10 @@ class Asker:
         notify("extracted")
         if not chosen:
             if mixed is not None:
-                return _figures_only(answer, mixed, "no sentence found gives the reasons", started)
-            return _no_evidence(answer, found, selection.closest, started)
+                return routing.figures_only(
+                    answer, mixed, "no sentence found gives the reasons", started
+                )
+            return gate.no_evidence(answer, found, selection.closest, started)
         llm = self.llm
         answer.backend, answer.model = llm.backend, llm.model
         t0 = time.perf_counter()
@@ -272,9 +274,9 @@ class Asker:
             composed.verdict = None  # the stored figures decide a yes/no, not a quote
             if not composed.answerable:
                 why = "the model found no reasons in the closest quotes"
-                return _figures_only(answer, mixed, why, started)
+                return routing.figures_only(answer, mixed, why, started)
         elif not composed.answerable and not composed.verdict:
-            return _no_evidence(answer, found, chosen[:3], started, read=True)
+            return gate.no_evidence(answer, found, chosen[:3], started, read=True)
         claims, problems = check.without_unsupported(
             [c for c, _ in composed.claims], quotes, answer.facts, answer.calculations
         )
@@ -300,54 +302,6 @@ class Asker:
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         return [list(map(float, v)) for v in self.retriever.embedder.embed(texts)]
-
-
-def _show_context(answer: Answer, context: list[ContextChunk]) -> None:
-    answer.chunks = context
-    answer.context = [
-        {
-            "n": c.n,
-            "label": c.label,
-            "chunk_id": c.hit.chunk_id,
-            "score": c.hit.score,
-            "flagged": c.hit.flagged,
-        }
-        for c in context
-    ]
-
-
-def _figures_only(answer: Answer, mixed: Answer, why: str, started: float) -> Answer:
-    """The mixed route's stored figures when no quote gives the reasons: said, not guessed."""
-    answer.answer = mixed.answer
-    answer.citations = mixed.citations
-    answer.chunks = list(mixed.chunks)
-    answer.flags.append(f"{why}: answered with the stored figures only")
-    answer.timings["total"] = since(started)
-    return answer
-
-
-def _no_evidence(answer: Answer, found, closest, started: float, *, read: bool = False) -> Answer:
-    """No quote answers: say what was searched and name the closest passages."""
-    where = "; ".join(
-        f"{' '.join(p for p in (e.chunk.document, e.chunk.pages) if p)} “{_short(e.text)}”"
-        for e in closest
-    )
-    why = (
-        "the model read the closest quotes and found no answer in them"
-        if read
-        else ("no sentence of the passages found answers it")
-    )
-    answer.refused, answer.refusal = True, "no-evidence"
-    answer.answer = (
-        f"I could not find that in your filings ({searched(found)}; {why}). "
-        f"Closest passages: {where or 'none'}."
-    )
-    answer.timings["total"] = since(started)
-    return answer
-
-
-def _short(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 __all__ = ["Answer", "Asker", "ContextChunk"]

@@ -74,3 +74,18 @@ def evidence_of(answer: Answer) -> list[dict]:
         }
         for c in answer.citations
     ]
+
+
+def show_context(answer: Answer, context: Sequence[ContextChunk]) -> None:
+    """The sources the answer may cite, kept with it and listed in its JSON."""
+    answer.chunks = list(context)
+    answer.context = [
+        {
+            "n": c.n,
+            "label": c.label,
+            "chunk_id": c.hit.chunk_id,
+            "score": c.hit.score,
+            "flagged": c.hit.flagged,
+        }
+        for c in context
+    ]

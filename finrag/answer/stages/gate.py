@@ -95,3 +95,30 @@ def without_model(
     )
     answer.timings["total"] = since(started)
     return answer
+
+
+def no_evidence(
+    answer: Answer, found: SearchResult, closest, started: float, *, read: bool = False
+) -> Answer:
+    """No quote answers (``read``: the model, shown the best ones, found none that does):
+    say what was searched and name the closest passages."""
+    where = "; ".join(
+        f"{' '.join(p for p in (e.chunk.document, e.chunk.pages) if p)} “{_short(e.text)}”"
+        for e in closest
+    )
+    why = (
+        "the model read the closest quotes and found no answer in them"
+        if read
+        else "no sentence of the passages found answers it"
+    )
+    answer.refused, answer.refusal = True, "no-evidence"
+    answer.answer = (
+        f"I could not find that in your filings ({searched(found)}; {why}). "
+        f"Closest passages: {where or 'none'}."
+    )
+    answer.timings["total"] = since(started)
+    return answer
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -83,3 +83,13 @@ def facts_after_timeout(answer: Answer, mixed: Answer, exc: LLMTimeout, started:
     )
     mixed.timings["total"] = since(started)
     return mixed
+
+
+def figures_only(answer: Answer, mixed: Answer, why: str, started: float) -> Answer:
+    """The mixed route's stored figures when no quote gives the reasons: said, not guessed."""
+    answer.answer = mixed.answer
+    answer.citations = mixed.citations
+    answer.chunks = list(mixed.chunks)
+    answer.flags.append(f"{why}: answered with the stored figures only")
+    answer.timings["total"] = since(started)
+    return answer
