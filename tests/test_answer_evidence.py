@@ -217,3 +217,18 @@ def test_mixed_figures_from_facts_and_the_reasons_from_a_quote(store_and_setting
     assert answer.evidence[-1]["quote"].endswith(reason)
     assert answer.status == "verified" or answer.status == "found_in_source"
     assert len(llm.calls) == 1, "one call: the reasons; the figures need none"
+
+
+def test_without_the_model_the_quotes_are_still_selected(store_and_settings) -> None:
+    store, settings = store_and_settings
+    off = settings.model_copy(
+        update={"answer": settings.answer.model_copy(update={"use_llm": False})}
+    )
+    answer = Asker(store, off, llm=FakeLLM([])).ask("What did ACME say about its rocket plants?")
+    assert answer.refused and answer.refusal == "no-llm"
+    assert answer.evidence[0] == {
+        "n": 1,
+        "document": "ACME_2023_10K.pdf",
+        "page": 3,
+        "quote": "ACME capital expenditures were $310 million in 2023, mostly for rocket plants.",
+    }

@@ -172,7 +172,10 @@ class Asker:
             return gate.refused(answer, refusal, started)
         mixed = chosen.outcome.answer if chosen.name == "mixed" and chosen.outcome else None
         if not self.settings.answer.use_llm:
-            return gate.without_model(answer, found, mixed, started)
+            refused = gate.without_model(answer, found, mixed, started)
+            if mixed is None:  # no answer is written, but the quotes that would be read
+                refused.evidence = [e.as_dict() for e in self._select(question, found).chosen]
+            return refused
         answer.warnings = scope_flags(found)
         answer.flags += answer.warnings
         try:
@@ -223,17 +226,7 @@ class Asker:
         mixed route the stored figures come first, as the facts route wrote them (their
         sources [1]..[m]), and the quotes, numbered after them, give the reasons."""
         t0 = time.perf_counter()
-        # The model reads a few quotes, not the chunks: so the quotes are chosen from all
-        # the retrieved pages' chunks, not the answer.k the extraction path reads.
-        context = build_context(found.hits, budget=self.settings.answer.k * EVIDENCE_BREADTH)
-        names = [c.name for c in found.filters.companies] + found.filters.matched.get("company", [])
-        selection = evidence.select(
-            question,
-            context,
-            ignore=names,
-            embed=self._embed,
-            keep=self.settings.answer.evidence,
-        )
+        selection = self._select(question, found)
         answer.timings["evidence"] = since(t0)
         first = list(mixed.chunks) if mixed is not None else []
         chosen = [replace(e, n=e.n + len(first)) for e in selection.chosen]
@@ -299,6 +292,19 @@ class Asker:
                 c.quote = by_n[c.n].text
         answer.timings["total"] = since(started)
         return answer
+
+    def _select(self, question: str, found: SearchResult) -> evidence.Selection:
+        # The model reads a few quotes, not the chunks: so the quotes are chosen from all
+        # the retrieved pages' chunks, not the answer.k the extraction path reads.
+        context = build_context(found.hits, budget=self.settings.answer.k * EVIDENCE_BREADTH)
+        names = [c.name for c in found.filters.companies] + found.filters.matched.get("company", [])
+        return evidence.select(
+            question,
+            context,
+            ignore=names,
+            embed=self._embed,
+            keep=self.settings.answer.evidence,
+        )
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         return [list(map(float, v)) for v in self.retriever.embedder.embed(texts)]

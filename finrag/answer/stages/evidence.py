@@ -16,6 +16,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from finrag.ingest.sentences import split_clauses, split_sentences
 from finrag.retrieve.context import FLAG_NOTE, ContextChunk
@@ -128,6 +129,16 @@ class Evidence:
         # is marked as such for the model, as whole excerpts are.
         note = f"{FLAG_NOTE} " if self.chunk.hit.flagged else ""
         return f"{self.label}: {note}{self.text}"
+
+    def as_dict(self) -> dict:
+        """{n, document, page, quote}: the shape of an answer's ``evidence``."""
+        hit = self.chunk.hit
+        return {
+            "n": self.n,
+            "document": Path(hit.document).name,
+            "page": hit.page_start,
+            "quote": self.text,
+        }
 
     def as_chunk(self) -> ContextChunk:
         """The quote as an excerpt of its own: what citations and number checks read."""
