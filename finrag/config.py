@@ -291,6 +291,18 @@ class AnswerSettings(BaseModel):
         "computations) from stored facts and the calculator; off: every question goes the "
         "text route (the model reads excerpts).",
     )
+    text_mode: Literal["evidence", "extract"] = Field(
+        "evidence",
+        description="How the text route answers. evidence: the retrieved chunks are split "
+        "into sentences and table rows, the few that answer are selected by a cheap scorer, "
+        "and the model writes around those quotes in one schema-constrained call (each claim "
+        "cites its quote; a number no quote holds is removed). extract: the model reads the "
+        "whole excerpts, extracts facts and arithmetic, then writes (two long calls; the "
+        "mixed route always works so).",
+    )
+    evidence: int = Field(
+        5, ge=1, le=12, description="Quotes (sentences, table rows) the text route answers from."
+    )
     use_llm: bool = Field(
         True,
         description="Off (`--no-llm`): facts-route answers are written from a template with no "

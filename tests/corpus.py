@@ -90,6 +90,26 @@ def excerpt_number(messages: list[dict], needle: str) -> int:
     raise AssertionError(f"no excerpt holds {needle!r}")
 
 
+# The text route's reply to "What was Globex revenue in 2023?" with one quote (k=1).
+GLOBEX_QUOTED = {
+    "answerable": True,
+    "claims": [{"text": "Globex revenue fell 3% to $4.0 billion in 2023", "source": 1}],
+}
+
+
+def quoted(needle: str, text: str, seen: list[str] | None = None):
+    """A scripted text-route reply: ``text`` as the one claim, resting on the quote that
+    holds ``needle`` (its [n] as the model was shown it); ``seen`` collects the prompts."""
+
+    def reply(messages: list[dict]) -> dict:
+        if seen is not None:
+            seen.extend(str(m["content"]) for m in messages)
+        claim = {"text": text, "source": excerpt_number(messages, needle)}
+        return {"answerable": True, "claims": [claim]}
+
+    return reply
+
+
 def make_hit(**fields) -> Hit:
     """A search hit for tests without a database: defaults for every field, ``fields``
     override them."""

@@ -96,16 +96,13 @@ class _NoWording(FakeLLM):
 def test_a_model_answer_comes_back_without_a_model_call(home: Path, tmp_path: Path) -> None:
     question = "What was Best Buy's effective tax rate in Q2 FY2024?"  # no facts: the model
     script = tmp_path / "script.json"
-    quote = "Our effective tax rate (\u201cETR\u201d) increased to 26.1% in the second quarter"
     script.write_text(
         json.dumps(
             [
                 {
                     "answerable": True,
-                    "facts": [{"source": 1, "quote": quote, "value": "26.1%"}],
-                    "calculations": [],
+                    "claims": [{"text": "Best Buy's effective tax rate was 26.1%", "source": 1}],
                 },
-                "Best Buy's effective tax rate in Q2 FY2024 was 26.1% [1].",
             ]
         )
     )

@@ -23,6 +23,11 @@ GLOBEX_FACT = {
     "calculations": [],
 }
 GLOBEX_ANSWER = "Globex revenue fell 3% to $4.0 billion in 2023 [1]."
+# The text route's reply: the claim and the quote it rests on (the answer above).
+GLOBEX_QUOTED = {
+    "answerable": True,
+    "claims": [{"text": "Globex revenue fell 3% to $4.0 billion in 2023", "source": 1}],
+}
 APPLE = "What were Apple's total net sales in fiscal 2024?"
 
 
@@ -50,7 +55,7 @@ def ask(store_and_settings, tmp_path: Path, database_url: str):
 
 
 def test_a_number_only_in_an_excerpt_is_found_in_source_not_verified(ask) -> None:
-    replies = [GLOBEX_FACT, GLOBEX_ANSWER]
+    replies = [GLOBEX_QUOTED]
     human = ask(GLOBEX, "--k", "1", replies=replies)
     assert human.returncode == 0, human.stderr
     assert "\nNumbers\n3%  found in source · excerpt [1]\n" in human.stdout
@@ -81,8 +86,11 @@ def test_a_number_from_the_facts_store_is_verified(ask) -> None:
 
 
 def test_an_unsupported_number_exits_with_its_own_code(ask) -> None:
+    # The extraction path keeps a number it could not verify, flagged (the text route's
+    # evidence path removes it instead: tests/test_answer_evidence.py).
     wrong = "Globex revenue was $5.0 billion in 2023 [1]."
-    result = ask(GLOBEX, "--k", "1", "--json", replies=[GLOBEX_FACT, wrong, wrong])
+    extract = {"FINRAG_ANSWER__TEXT_MODE": "extract"}
+    result = ask(GLOBEX, "--k", "1", "--json", replies=[GLOBEX_FACT, wrong, wrong], **extract)
     assert result.returncode == ExitCode.UNVERIFIED, result.stderr
     data = json.loads(result.stdout)
     assert data["status"] == "unsupported"
@@ -94,7 +102,7 @@ def test_an_unsupported_number_exits_with_its_own_code(ask) -> None:
             "sentence": wrong,
         }
     ]
-    human = ask(GLOBEX, "--k", "1", replies=[GLOBEX_FACT, wrong, wrong])
+    human = ask(GLOBEX, "--k", "1", replies=[GLOBEX_FACT, wrong, wrong], **extract)
     assert human.returncode == 8
     assert "$5.0 billion  unsupported · not in the cited excerpts" in human.stdout
 
@@ -125,7 +133,7 @@ def test_a_model_timeout_on_a_facts_question_answers_from_the_facts(ask) -> None
 
 
 def test_format_md(ask) -> None:
-    result = ask(GLOBEX, "--k", "1", "--format", "md", replies=[GLOBEX_FACT, GLOBEX_ANSWER])
+    result = ask(GLOBEX, "--k", "1", "--format", "md", replies=[GLOBEX_QUOTED])
     assert result.returncode == 0, result.stderr
     md = result.stdout
     assert md.startswith(f"## {GLOBEX}\n\n{GLOBEX_ANSWER}\n\n**Status:** found in source")
@@ -150,7 +158,7 @@ def test_a_model_timeout_on_a_question_that_also_asks_why_keeps_the_stored_figur
 
 def test_a_dropped_filter_is_a_warning_even_when_quiet_and_strict_filters_fail(ask) -> None:
     question = "What did Globex's 8-K say about revenue in 2023?"  # it holds a 10-K only
-    widened = ask("--quiet", question, "--k", "1", replies=[GLOBEX_FACT, GLOBEX_ANSWER])
+    widened = ask("--quiet", question, "--k", "1", replies=[GLOBEX_QUOTED])
     assert widened.returncode == 0, widened.stderr
     assert "warning: no filing matches form 8-K: searched without that filter" in (widened.stderr)
     assert "status:" not in widened.stderr, "--quiet keeps the warning, not the notes"

@@ -78,8 +78,17 @@ def test_answer_cites_its_sources_and_uses_the_calculator(store_and_settings) ->
     assert all(c["label"].startswith(f"[{c['n']}] ") for c in answer.context)
 
 
+def extract_mode(settings):
+    """The extraction path (the mixed route's; answer.text_mode = "extract") for a text
+    question: the model reads whole excerpts, extracts facts, then writes."""
+    return settings.model_copy(
+        update={"answer": settings.answer.model_copy(update={"text_mode": "extract"})}
+    )
+
+
 def test_a_number_in_no_source_is_regenerated_once_then_flagged(store_and_settings) -> None:
     store, settings = store_and_settings
+    settings = extract_mode(settings)
     label = {}
 
     def extract(messages):
@@ -115,6 +124,7 @@ def test_a_number_in_no_source_is_regenerated_once_then_flagged(store_and_settin
 
 def test_facts_and_calculations_that_do_not_hold_are_dropped(store_and_settings) -> None:
     store, settings = store_and_settings
+    settings = extract_mode(settings)
 
     def extract(messages):
         capex = excerpt_number(messages, "$310 million")
@@ -175,13 +185,26 @@ def test_irrelevant_retrieval_is_refused_without_the_model(store_and_settings) -
 def test_context_without_the_facts_is_refused(store_and_settings) -> None:
     store, settings = store_and_settings
     llm = FakeLLM([{"answerable": False, "facts": [], "calculations": []}])
-    answer = Asker(store, settings, llm=llm).ask("What was ACME's goodwill impairment in 2023?")
+    ask = Asker(store, extract_mode(settings), llm=llm).ask
+    answer = ask("What was ACME's goodwill impairment in 2023?")
     assert answer.refused and answer.refusal == "not-in-context"
+    assert len(llm.calls) == 1, "no answer is written from nothing"
+
+
+def test_quotes_the_model_finds_no_answer_in_are_refused_naming_them(store_and_settings):
+    store, settings = store_and_settings
+    llm = FakeLLM([{"answerable": False, "claims": []}])
+    answer = Asker(store, settings, llm=llm).ask("What did ACME say about its rocket plants?")
+    assert answer.refused and answer.refusal == "no-evidence"
+    assert answer.answer.startswith("I could not find that in your filings (searched ACME")
+    assert "the model read the closest quotes" in answer.answer
+    assert "Closest passages: ACME_2023_10K p.3 “ACME capital expenditures" in answer.answer
     assert len(llm.calls) == 1, "no answer is written from nothing"
 
 
 def test_facts_that_all_fail_their_check_give_no_figure(store_and_settings) -> None:
     store, settings = store_and_settings
+    settings = extract_mode(settings)
     invented = {"source": 1, "quote": "capital expenditures were $10.5 million", "value": "10.5"}
     llm = FakeLLM([{"answerable": True, "facts": [invented], "calculations": []}])
     answer = Asker(store, settings, llm=llm).ask("What were ACME's capital expenditures in 2023?")
@@ -200,10 +223,10 @@ def test_ask_cli_json_and_exit_codes(store_and_settings, tmp_path: Path, databas
             [
                 {
                     "answerable": True,
-                    "facts": [{"source": 1, "quote": "revenue fell 3% to $4.0", "value": "4.0"}],
-                    "calculations": [],
+                    "claims": [
+                        {"text": "Globex revenue fell 3% to $4.0 billion in 2023", "source": 1}
+                    ],
                 },
-                "Globex revenue fell 3% to $4.0 billion in 2023 [1].",
             ]
         )
     )
@@ -224,6 +247,15 @@ def test_ask_cli_json_and_exit_codes(store_and_settings, tmp_path: Path, databas
     assert citation["document"] == "GLOBEX_2023_10K.pdf" and citation["pages"] == [2, 2]
     assert citation["ref"] == "GLOBEX_2023_10K.pdf#page=2" and citation["path"].endswith(".pdf")
     assert {"chunk_id", "quote", "section", "n"} <= set(citation)
+    assert citation["quote"] == "Globex revenue fell 3% to $4.0 billion in 2023."
+    assert data["evidence"] == [
+        {
+            "n": 1,
+            "document": "GLOBEX_2023_10K.pdf",
+            "page": 2,
+            "quote": "Globex revenue fell 3% to $4.0 billion in 2023.",
+        }
+    ]
     assert data["backend"] == "fake" and data["flags"] == []
     assert {"prompt", "completion"} == set(data["tokens"])
 

@@ -101,6 +101,8 @@ def test_ask_prints_the_checked_answer_not_a_draft(tmp_path, database_url, store
         FINRAG_DATABASE_URL=database_url,
         FINRAG_LLM__BACKEND="fake",
         FINRAG_LLM__FAKE_SCRIPT=str(script),
+        # The extraction path rewrites once (the evidence path removes the claim instead).
+        FINRAG_ANSWER__TEXT_MODE="extract",
     )
     result = run_finrag("ask", "What was Globex revenue in 2023?", "--k", "1", env=env)
     assert result.returncode == 0, result.stderr

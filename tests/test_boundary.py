@@ -58,10 +58,8 @@ def test_importing_finrag_turns_library_telemetry_off(tmp_path: Path) -> None:
 GLOBEX_REPLIES = [
     {
         "answerable": True,
-        "facts": [{"source": 1, "quote": "fell 3% to $4.0 billion", "value": "4.0"}],
-        "calculations": [],
+        "claims": [{"text": "Globex revenue fell 3% to $4.0 billion in 2023", "source": 1}],
     },
-    "Globex revenue fell 3% to $4.0 billion in 2023 [1].",
     {"supported": True, "unsupported": []},
 ]
 

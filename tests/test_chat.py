@@ -12,31 +12,7 @@ from finrag.agent.nodes import MAX_DEPTH
 from finrag.agent.session import ChatSession
 from finrag.llm.fake import FakeLLM
 from tests.conftest import run_finrag
-from tests.corpus import excerpt_number
-
-
-def extract_fact(needle: str, value: str):
-    """An extraction reply quoting the excerpt that holds ``needle``."""
-
-    def reply(messages):
-        n = excerpt_number(messages, needle)
-        return {
-            "answerable": True,
-            "facts": [{"source": n, "quote": needle, "value": value}],
-            "calculations": [],
-        }
-
-    return reply
-
-
-def cite(needle: str, sentence: str):
-    """An answer reply: ``sentence`` with the label of the excerpt holding ``needle``."""
-
-    def reply(messages):
-        return sentence.replace("[n]", f"[{excerpt_number(messages, needle)}]")
-
-    return reply
-
+from tests.corpus import quoted
 
 SUPPORTED = {"supported": True, "unsupported": []}
 
@@ -46,18 +22,15 @@ def test_three_turns_with_follow_ups(store_and_settings) -> None:
     llm = FakeLLM(
         [
             # 1: names ACME: no rewrite, no classifier; extract, answer, verify.
-            extract_fact("capital expenditures were $310 million", "$310"),
-            cite("$310 million", "ACME's capital expenditures were $310 million in 2023 [n]."),
+            quoted("$310 million", "ACME's capital expenditures were $310 million in 2023"),
             SUPPORTED,
             # 2: a follow-up ("its"): rewritten from the conversation.
             {"standalone": "What was ACME's revenue in 2023?"},
-            extract_fact("revenue grew 12% to $9.6 billion", "$9.6"),
-            cite("$9.6 billion", "ACME's revenue was $9.6 billion in 2023 [n]."),
+            quoted("$9.6 billion", "ACME's revenue was $9.6 billion in 2023"),
             SUPPORTED,
             # 3: "what about" another company: rewritten again.
             {"standalone": "What was Globex's revenue in 2023?"},
-            extract_fact("Globex revenue fell 3% to $4.0 billion", "$4.0"),
-            cite("$4.0 billion", "Globex revenue fell 3% to $4.0 billion in 2023 [n]."),
+            quoted("$4.0 billion", "Globex revenue fell 3% to $4.0 billion in 2023"),
             SUPPORTED,
         ]
     )
@@ -71,7 +44,7 @@ def test_three_turns_with_follow_ups(store_and_settings) -> None:
 
     second = chat.turn("And what was its revenue?")
     assert second.standalone == "What was ACME's revenue in 2023?"
-    rewrite_prompt = llm.calls[3]["messages"][-1]["content"]
+    rewrite_prompt = llm.calls[2]["messages"][-1]["content"]
     assert "User: What were ACME's capital expenditures in 2023?" in rewrite_prompt
     assert "$310 million" in rewrite_prompt, "the previous answer is in the conversation"
     assert second.filters["companies"] == ["ACME"] and second.filters["years"] == [2023]
@@ -113,8 +86,7 @@ def test_vague_question_asks_then_answers_with_the_clarification(store_and_setti
     store, settings = store_and_settings
     llm = FakeLLM(  # no intent call: "the company" in a store of two is vague by rule
         [
-            extract_fact("revenue grew 12% to $9.6 billion", "$9.6"),
-            cite("$9.6 billion", "ACME's revenue grew 12% to $9.6 billion in 2023 [n]."),
+            quoted("$9.6 billion", "ACME's revenue grew 12% to $9.6 billion in 2023"),
             SUPPORTED,
         ]
     )
@@ -135,8 +107,7 @@ def test_vague_question_in_a_script_is_answered_with_what_was_assumed(store_and_
     llm = FakeLLM(
         [
             {"intent": "vague", "reason": "no company"},
-            extract_fact("revenue grew 12% to $9.6 billion", "$9.6"),
-            cite("$9.6 billion", "Revenue grew 12% to $9.6 billion [n]."),
+            quoted("$9.6 billion", "Revenue grew 12% to $9.6 billion"),
             SUPPORTED,
         ]
     )
@@ -157,10 +128,8 @@ def test_multi_hop_comparison_keeps_every_citation(store_and_settings) -> None:
                     "What were Globex's capital expenditures in 2023?",
                 ]
             },
-            extract_fact("capital expenditures were $310 million", "$310"),
-            cite("$310 million", "ACME's capital expenditures were $310 million [n]."),
-            extract_fact("Globex capital expenditures were $95 million", "$95"),
-            cite("$95 million", "Globex's capital expenditures were $95 million [n]."),
+            quoted("$310 million", "ACME's capital expenditures were $310 million"),
+            quoted("$95 million", "Globex's capital expenditures were $95 million"),
             {"missing": []},
             "ACME spent $310 million [1] and Globex $95 million [2] on capital projects in 2023.",
             SUPPORTED,
@@ -178,7 +147,7 @@ def test_multi_hop_comparison_keeps_every_citation(store_and_settings) -> None:
         "combine",
         "verify",
     ]
-    combine_prompt = llm.calls[6]["messages"][-1]["content"]
+    combine_prompt = llm.calls[4]["messages"][-1]["content"]
     assert "A1. ACME's capital expenditures were $310 million [1]." in combine_prompt
     assert "A2. Globex's capital expenditures were $95 million [2]." in combine_prompt
     assert [(c.n, c.document, c.pages) for c in result.citations] == [
@@ -191,7 +160,7 @@ def test_multi_hop_comparison_keeps_every_citation(store_and_settings) -> None:
 
 def test_decomposition_stops_at_the_depth_limit(store_and_settings) -> None:
     store, settings = store_and_settings
-    not_found = {"answerable": False, "facts": [], "calculations": []}
+    not_found = {"answerable": False, "claims": []}
     llm = FakeLLM(
         [
             {"sub_questions": ["What were ACME's capital expenditures in 2023?"]},
@@ -231,15 +200,13 @@ def test_unsupported_answer_is_retried_once_then_caveated(store_and_settings) ->
     store, settings = store_and_settings
     llm = FakeLLM(
         [
-            extract_fact("capital expenditures were $310 million", "$310"),
-            cite("$310 million", "ACME's capital expenditures were $310 million, all in Ohio [n]."),
+            quoted("$310 million", "ACME's capital expenditures were $310 million, all in Ohio"),
             {"supported": False, "unsupported": ["all in Ohio"]},
             {
                 "query": "ACME purchases of property, plant and equipment 2023",
                 "passage": "Capital expenditures were $300 million in 2023.",
             },
-            extract_fact("capital expenditures were $310 million", "$310"),
-            cite("$310 million", "ACME's capital expenditures were $310 million in Ohio [n]."),
+            quoted("$310 million", "ACME's capital expenditures were $310 million in Ohio"),
             {"supported": False, "unsupported": ["in Ohio"]},
         ]
     )
@@ -248,12 +215,16 @@ def test_unsupported_answer_is_retried_once_then_caveated(store_and_settings) ->
     assert result.trace["path"][-3:] == ["verify", "retry", "verify"]
     assert result.supported is False and result.status == "found_in_source"
     assert result.reply.endswith("Not supported by the cited excerpts: in Ohio.")
-    verify_prompt = llm.calls[2]["messages"][-1]["content"]
+    verify_prompt = llm.calls[1]["messages"][-1]["content"]
     assert "capital expenditures were $310 million" in verify_prompt, "checked against excerpts"
 
 
 def test_facts_that_fail_their_check_search_again_then_give_no_figure(store_and_settings):
+    """On the extraction path (the mixed route's; answer.text_mode = "extract")."""
     store, settings = store_and_settings
+    settings = settings.model_copy(
+        update={"answer": settings.answer.model_copy(update={"text_mode": "extract"})}
+    )
     invented = {"answerable": True, "facts": [{"source": 1, "quote": "capex $7", "value": "7"}]}
     invented["calculations"] = []
     llm = FakeLLM(
@@ -286,10 +257,10 @@ def test_chat_script_with_commands_and_sessions(store_and_settings, tmp_path, da
             [
                 {
                     "answerable": True,
-                    "facts": [{"source": 1, "quote": "fell 3% to $4.0 billion", "value": "4.0"}],
-                    "calculations": [],
+                    "claims": [
+                        {"text": "Globex revenue fell 3% to $4.0 billion in 2023", "source": 1}
+                    ],
                 },
-                "Globex revenue fell 3% to $4.0 billion in 2023 [1].",
                 SUPPORTED,
             ]
         )
@@ -349,8 +320,7 @@ def test_a_company_not_in_the_store_beside_one_that_is_is_named(store_and_settin
     store, settings = store_and_settings
     llm = FakeLLM(
         [
-            extract_fact("revenue grew 12% to $9.6 billion", "$9.6"),
-            cite("$9.6 billion", "ACME's revenue was $9.6 billion in 2023 [n]."),
+            quoted("$9.6 billion", "ACME's revenue was $9.6 billion in 2023"),
             SUPPORTED,
         ]
     )

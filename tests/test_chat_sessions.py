@@ -21,17 +21,16 @@ from finrag.agent.transcript import conversation_markdown
 from finrag.cli import chat_cmd
 from finrag.llm.fake import FakeLLM
 from tests.conftest import run_finrag
-from tests.test_chat import SUPPORTED, cite, extract_fact
+from tests.corpus import quoted
+from tests.test_chat import SUPPORTED
 
 QUESTION = "What was Globex revenue in 2023?"
 # With answer.k = 1 the one excerpt is Globex's revenue page, so the scripted [1] is right.
 GLOBEX_TURN = [
     {
         "answerable": True,
-        "facts": [{"source": 1, "quote": "fell 3% to $4.0 billion", "value": "4.0"}],
-        "calculations": [],
+        "claims": [{"text": "Globex revenue fell 3% to $4.0 billion in 2023", "source": 1}],
     },
-    "Globex revenue fell 3% to $4.0 billion in 2023 [1].",
     SUPPORTED,
 ]
 
@@ -119,8 +118,7 @@ def _ctrl_c(_messages):
 
 
 ACME_TURN = [
-    extract_fact("capital expenditures were $310 million", "$310"),
-    cite("$310 million", "ACME's capital expenditures were $310 million in 2023 [n]."),
+    quoted("$310 million", "ACME's capital expenditures were $310 million in 2023"),
     SUPPORTED,
 ]
 
@@ -233,14 +231,12 @@ LONG_CLAIM = (
 def test_the_checked_answer_is_printed_once_with_the_verdict_in_full(
     store_and_settings, tmp_path, database_url
 ):
-    draft = "Globex revenue fell 3% to $4.0 billion in 2023 [1], on weaker demand everywhere."
+    claim = "Globex revenue fell 3% to $4.0 billion in 2023, on weaker demand everywhere"
+    draft = f"{claim} [1]."
+    reply = {"answerable": True, "claims": [{"text": claim, "source": 1}]}
     retry = {"query": "Globex revenue 2023", "passage": "Revenue fell 3% to $4.0 billion."}
     unsupported = {"supported": False, "unsupported": [LONG_CLAIM]}
-    env = _env(
-        tmp_path,
-        database_url,
-        [GLOBEX_TURN[0], draft, unsupported, retry, GLOBEX_TURN[0], draft, unsupported],
-    )
+    env = _env(tmp_path, database_url, [reply, unsupported, retry, reply, unsupported])
     result = _chat(tmp_path, env, "verdict", QUESTION, json_out=False)
     # The verdict in full (it was cut at 100 characters), each claim on a line of its own.
     assert f"  - {LONG_CLAIM}\n" in result.stderr

@@ -111,7 +111,8 @@ QUESTIONS = [
 
 
 def test_answer_eval_scores_and_resumes(database_url: str, tmp_path: Path) -> None:
-    settings = load_settings(database_url=SecretStr(database_url))
+    # The extraction path, where a model can cite the wrong excerpt for a right figure.
+    settings = load_settings(database_url=SecretStr(database_url), answer={"text_mode": "extract"})
     store = open_store(settings)
     with store.connect() as conn:
         add_small_filings(conn, get_embedder(settings.embed))
@@ -199,8 +200,8 @@ MIXED = [
     {**QUESTIONS[2], "answer": "", "answerable": False},  # a company the store lacks
     {
         "id": "globex-brazil",
-        "question": "How many people does Globex employ in Brazil?",
-        "answer": "Not stated: the 10-K gives no headcount by country.",
+        "question": "How much of Globex's revenue came from Brazil?",
+        "answer": "Not stated: the 10-K gives no revenue by country.",
         "type": "unstated",
         "evidence": [],
         "answerable": False,
@@ -216,14 +217,10 @@ def test_expected_refusals_are_scored(database_url: str, tmp_path: Path) -> None
     assert [q.answerable for q in questions] == [True, False, False, True]
     shown = {}
 
-    def extract(needle: str, quote: str, value: str):
+    def quote(needle: str, text: str):
         def reply(messages):
             shown[needle] = excerpt_number(messages, needle)
-            return {
-                "answerable": True,
-                "facts": [{"source": shown[needle], "quote": quote, "value": value}],
-                "calculations": [],
-            }
+            return {"answerable": True, "claims": [{"text": text, "source": shown[needle]}]}
 
         return reply
 
@@ -232,14 +229,13 @@ def test_expected_refusals_are_scored(database_url: str, tmp_path: Path) -> None
     # a call for the Brazil answer would take the revenue question's reply.
     llm = FakeLLM(
         [
-            NOT_ANSWERABLE,
-            extract("Globex revenue fell", "fell 3% to $4.0", "$4.0"),
-            lambda m: (
-                "The filing gives no headcount by country; Globex revenue fell 3% to "
-                f"$4.0 billion in 2023 [{shown['Globex revenue fell']}]."
+            NO_QUOTE_ANSWERS,
+            quote(
+                "Globex revenue fell",
+                "The filing gives no revenue by country; Globex revenue fell 3% to $4.0 "
+                "billion in 2023",
             ),
-            extract("Globex revenue fell", "fell 3% to $4.0", "$4.0"),
-            lambda m: f"Globex revenue was $4.0 billion [{shown['Globex revenue fell']}].",
+            quote("Globex revenue fell", "Globex revenue was $4.0 billion"),
             {"correct": True, "reason": "the same figure"},
         ]
     )
@@ -315,7 +311,7 @@ ROUTED = [
         "evidence": [{"document": "APPLE_2024_10K.md", "page": 1}],
     },
 ]
-NOT_ANSWERABLE = {"answerable": False, "facts": [], "calculations": []}
+NO_QUOTE_ANSWERS = {"answerable": False, "claims": []}
 
 
 @pytest.fixture
@@ -337,26 +333,16 @@ def test_results_by_route_and_variants_compared(facts_db: str, tmp_path: Path) -
     questions = load_dataset(write_jsonl(tmp_path / "qs.jsonl", ROUTED))
     shown = {}
 
-    def extract_sales(messages):
+    def quote_sales(messages):
         shown["n"] = excerpt_number(messages, "383,285")
-        return {
-            "answerable": True,
-            "facts": [{"source": shown["n"], "quote": "383,285", "value": "$383,285"}],
-            "calculations": [],
-        }
+        claim = {"text": "Apple's total net sales in fiscal 2023 were $383,285 million"}
+        return {"answerable": True, "claims": [{**claim, "source": shown["n"]}]}
 
     # The text variant reads excerpts with the model for sales (the CEO question finds
     # nothing relevant and is refused before any route); the no-llm variant answers sales
     # from the facts store and calls nothing: one model serves both, so a call it made
     # would find no reply left.
-    llm = FakeLLM(
-        [
-            extract_sales,
-            lambda m: (
-                f"Apple's total net sales in fiscal 2023 were $383,285 million [{shown['n']}]."
-            ),
-        ]
-    )
+    llm = FakeLLM([quote_sales])
     out = tmp_path / "compare"
     with open_store(settings) as store:
         comparison = compare_answers(
@@ -375,7 +361,7 @@ def test_results_by_route_and_variants_compared(facts_db: str, tmp_path: Path) -
                     ([r.run_id for r in comparison.variants.values()],),
                 ).fetchall()
             )
-    assert not llm.replies and len(llm.calls) == 2
+    assert not llm.replies and len(llm.calls) == 1
     text, facts = comparison.variants["text"], comparison.variants["facts+text:no-llm"]
     assert text.settings["answer"]["facts_route"] is False
     assert facts.settings["answer"]["use_llm"] is False
@@ -441,7 +427,7 @@ def test_an_older_results_line_without_a_route_resumes_as_text(
 
 def test_cli_compare_writes_each_variant_and_a_comparison(facts_db: str, tmp_path: Path) -> None:
     script = tmp_path / "replies.json"
-    script.write_text(json.dumps([NOT_ANSWERABLE]))  # the text variant's sales question only
+    script.write_text(json.dumps([NO_QUOTE_ANSWERS]))  # the text variant's sales question only
     env = clean_env(
         FINRAG_DATABASE_URL=facts_db,
         FINRAG_EMBED__BACKEND="hash",

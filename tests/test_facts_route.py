@@ -18,11 +18,12 @@ from finrag.db.companies import require_company
 from finrag.errors import ExitCode
 from finrag.llm.fake import FakeLLM
 from tests.conftest import REPO, clean_env, ingested_home, run_finrag
+from tests.corpus import excerpt_number, quoted
 from tests.test_facts_ingest import _filing
 from tests.test_facts_kpi import NORTHWIND
 
 BESTBUY = REPO / "examples" / "BESTBUY_2024Q2_10Q.pdf"
-NOT_ANSWERABLE = {"answerable": False, "facts": [], "calculations": []}
+NOT_ANSWERABLE = {"answerable": False, "claims": []}  # the text route: no quote answers
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +193,7 @@ def _text_route(ask: Asker, llm: FakeLLM, question: str):
     llm.replies = [NOT_ANSWERABLE]
     answer = ask.ask(question)
     assert len(llm.calls) == 1, "the text route asked the model"
-    assert answer.route == "text" and answer.refusal == "not-in-context"
+    assert answer.route == "text" and answer.refusal == "no-evidence"
     assert answer.retrieval["route"] == "text"
     llm.calls.clear()
     return answer
@@ -314,25 +315,22 @@ def test_labels_a_small_model_dropped_are_put_back_after_the_figures() -> None:
 
 def test_a_reason_question_takes_the_mixed_route_with_the_facts_first(model_asker) -> None:
     ask, llm = model_asker
-    llm.replies = [
-        {
-            "answerable": True,
-            "facts": [{"source": 1, "quote": "Gross profit 2,220", "value": "2,220"}],
-            "calculations": [],
-        },
-        "Gross margin was 23.2% [1], lower on promotions.",
-    ]
+    seen: list[str] = []
+    driver = "primarily due to improved financial performance from our membership offerings"
+    llm.replies = [quoted(driver, "Better membership economics lifted it", seen)]
     answer = ask.ask("What drove Best Buy's gross margin in Q2 of fiscal 2024?")
     assert answer.route == "mixed", answer.retrieval["route_reason"]
     assert "reasons" in answer.retrieval["route_reason"]
-    # Excerpts [1] and [2] are the cells the facts come from; the calculation is given.
-    context = llm.calls[0]["messages"][-1]["content"]
-    assert "[1]" in context and "2,220" in context
+    # The figure is the facts route's, from the stored cells [1] and [2]; the reason is a
+    # sentence of the filing the scorer selected, the only thing the model was asked.
     assert answer.calculations[0].expression == "100 * 2220 / 9583"
-    prompt = llm.calls[1]["messages"][-1]["content"]
-    assert "23.17" in prompt
+    assert "23.2%" in answer.answer.split("Better membership")[0]
+    assert driver in seen[-1] and "Gross profit: Three Months" not in seen[-1]
+    n = excerpt_number([{"content": seen[-1]}], driver)
+    assert n > 2 and answer.answer.endswith(f"Better membership economics lifted it [{n}].")
     assert answer.unverified_numbers == []
     assert answer.citations[0].document == "BESTBUY_2024Q2_10Q"
+    assert driver in answer.evidence[-1]["quote"] and answer.evidence[-1]["page"] == 18
 
 
 def test_chat_takes_the_facts_route_and_says_so_in_its_trace(model_asker) -> None:

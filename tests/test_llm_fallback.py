@@ -28,7 +28,7 @@ from finrag.llm.fallback import FallbackBackend, recording_fallbacks, stage_of
 from finrag.llm.ollama_backend import OllamaLLM
 from finrag.llm.prompts import load_prompt
 from tests.conftest import DEAD_OLLAMA, run_finrag, send_json, smollm_gguf
-from tests.corpus import excerpt_number
+from tests.corpus import quoted
 
 MODEL = "qwen2.5:7b-instruct"
 ANSWER = load_prompt("answer").messages(question="q?", facts="[1] x", calculations="none")
@@ -200,30 +200,17 @@ def _scripted_ollama(replies) -> FakeLLM:
     return primary
 
 
-def _extract(needle: str, value: str):
-    def reply(messages):
-        fact = {"source": excerpt_number(messages, needle), "quote": needle, "value": value}
-        return {"answerable": True, "facts": [fact], "calculations": []}
-
-    return reply
-
-
-def _cite(needle: str, sentence: str):
-    return lambda messages: sentence.replace("[n]", f"[{excerpt_number(messages, needle)}]")
-
-
 def test_chat_trace_and_flags_name_the_fallback(store_and_settings) -> None:
     store, settings = store_and_settings
     server_error = BackendFailed("Ollama at h failed: boom", reason="error 500: boom")
     primary = _scripted_ollama(
         [
-            _extract("capital expenditures were $310 million", "$310"),
             raising(server_error),  # the answer: the fallback writes it
             {"supported": True, "unsupported": []},  # the check: Ollama again
         ]
     )
     llm, _ = _with_fake(
-        primary, [_cite("$310 million", "ACME's capital expenditures were $310 million [n].")]
+        primary, [quoted("$310 million", "ACME's capital expenditures were $310 million")]
     )
     chat = ChatSession(store, settings, name="fallback", llm=llm)
     turn = chat.turn("What were ACME's capital expenditures in 2023?")
@@ -232,7 +219,7 @@ def test_chat_trace_and_flags_name_the_fallback(store_and_settings) -> None:
     (fallback,) = turn.trace["fallbacks"]
     assert (fallback["node"], fallback["stage"], fallback["backend"]) == (
         "answer",
-        "answer",
+        "evidence_answer",
         "fake",
     )
     answer_step = next(s for s in turn.trace["steps"] if s["node"] == "answer")
@@ -241,20 +228,11 @@ def test_chat_trace_and_flags_name_the_fallback(store_and_settings) -> None:
     assert said == [f"answer: {fallback['words']}"], "said once, as the answer's flag"
 
 
-# k=1: the one excerpt is Globex's revenue page (as in test_ask.py), so [1] is right.
-EXTRACTION = json.dumps(
-    {
-        "answerable": True,
-        "facts": [{"source": 1, "quote": "revenue fell 3% to $4.0", "value": "4.0"}],
-        "calculations": [],
-    }
-)
-
-
 def test_ask_cli_smollm_answers_for_a_failing_ollama(
     flaky: str, store_and_settings, database_url
 ) -> None:
-    """`auto` finds Ollama up; it answers the extraction, then fails: SmolLM2 writes."""
+    """`auto` finds Ollama up; it fails on the answer: SmolLM2 writes it, held to the
+    answer's schema by llama.cpp's grammar, so even a 135M model's reply parses."""
     env = dict(
         os.environ,
         FINRAG_DATABASE_URL=database_url,
@@ -264,7 +242,7 @@ def test_ask_cli_smollm_answers_for_a_failing_ollama(
     )
 
     def ask(question: str, *options: str, **extra: str):
-        _FlakyOllama.script, _FlakyOllama.chats = [EXTRACTION], 0  # then 500 on every call
+        _FlakyOllama.script, _FlakyOllama.chats = [], 0  # 500 on every call
         return run_finrag("ask", question, "--k", "1", *options, env=dict(env, **extra))
 
     off = ask("What was Globex revenue in 2023?", FINRAG_LLM__FALLBACK="false")
@@ -278,13 +256,14 @@ def test_ask_cli_smollm_answers_for_a_failing_ollama(
     data = json.loads(result.stdout)
     assert data["answer"] and (data["backend"], data["model"]) == ("embedded", smollm_gguf().stem)
     first = data["fallbacks"][0]
-    assert (first["stage"], first["backend"]) == ("answer", "embedded")
+    assert (first["stage"], first["backend"]) == ("evidence_answer", "embedded")
     assert first["reason"] == "error 500: llama runner process has terminated"
     assert first["words"] in data["warnings"]
 
     plain = ask("How much revenue did Globex report for fiscal 2023?", "--quiet")
     assert plain.returncode in (ExitCode.OK, ExitCode.UNVERIFIED), plain.stderr
     assert (
-        "warning: Ollama failed (error 500: llama runner process has terminated) on 'answer': "
+        "warning: Ollama failed (error 500: llama runner process has terminated) on "
+        "'evidence_answer': "
         f"the embedded model ({smollm_gguf().stem}) answered" in plain.stderr
     ), "a warning --quiet keeps"

@@ -28,10 +28,10 @@ def env(store_and_settings, database_url, tmp_path: Path) -> dict[str, str]:
             [
                 {
                     "answerable": True,
-                    "facts": [{"source": 1, "quote": "revenue fell 3% to $4.0", "value": "4.0"}],
-                    "calculations": [],
+                    "claims": [
+                        {"text": "Globex revenue fell 3% to $4.0 billion in 2023", "source": 1}
+                    ],
                 },
-                "Globex revenue fell 3% to $4.0 billion in 2023 [1].",
             ]
         )
     )

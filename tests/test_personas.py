@@ -21,7 +21,7 @@ from finrag.ingest.chunk import Chunk
 from finrag.llm.fake import FakeLLM
 from finrag.personas import load_persona, parse_persona, persona_names, with_persona
 from tests.conftest import run_finrag
-from tests.corpus import add_document, excerpt_number
+from tests.corpus import add_document, quoted
 from tests.test_facts_tables import APPLE_OPERATIONS
 
 APPLE = "What were Apple's total net sales in fiscal 2024?"
@@ -157,16 +157,10 @@ def test_the_persona_reaches_the_answer_and_phrasing_prompts(apple_store) -> Non
     credit = with_options(settings, "answer", persona="credit", k=1)
     instructions = load_persona("credit").instructions
 
-    def extract(messages):
-        n = excerpt_number(messages, "fell 3% to $4.0 billion")
-        fact = {"source": n, "quote": "fell 3% to $4.0 billion", "value": "4.0"}
-        return {"answerable": True, "facts": [fact], "calculations": []}
-
-    llm = FakeLLM([extract, "Globex revenue fell 3% to $4.0 billion in 2023 [1]."])
+    llm = FakeLLM([quoted("fell 3% to $4.0 billion", "Globex revenue fell 3% to $4.0 billion")])
     answer = Asker(store, credit, llm=llm).ask(GLOBEX)
     assert answer.route == "text" and not answer.refused, answer.flags
-    extraction, written = (call["messages"][0]["content"] for call in llm.calls)
-    assert instructions not in extraction, "the facts are read the same for every reader"
+    (written,) = (call["messages"][0]["content"] for call in llm.calls)
     assert "Write this answer for a credit analyst" in written and instructions in written
 
     llm = FakeLLM(["Apple's total net sales were $391,035 million in fiscal 2024 [1]."])

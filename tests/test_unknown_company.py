@@ -18,7 +18,7 @@ from finrag.llm.fake import FakeLLM
 from finrag.retrieve import Retriever
 from finrag.retrieve.filters import extract_query_filters
 from tests.conftest import run_finrag
-from tests.corpus import GLOBEX_PAGES, add_document, excerpt_number
+from tests.corpus import GLOBEX_PAGES, add_document, quoted
 
 
 def unknown(store, question: str) -> list[str]:
@@ -109,21 +109,14 @@ def test_ask_refuses_a_nickname_naming_what_the_store_holds(store_and_settings) 
     assert "ACME: FY2023 10-K" in answer.answer and "Globex: FY2023 10-K" in answer.answer
 
 
-def revenue_model(source: str, quote: str, text: str) -> FakeLLM:
-    """Extracts ``quote`` from the excerpt holding ``source`` and answers ``text``."""
-
-    def extract(messages):
-        fact = {"source": excerpt_number(messages, source), "quote": quote, "value": ""}
-        return {"answerable": True, "facts": [fact], "calculations": []}
-
-    return FakeLLM([extract, text])
+def revenue_model(source: str, text: str) -> FakeLLM:
+    """Answers ``text`` from the quote holding ``source``."""
+    return FakeLLM([quoted(source, text)])
 
 
 def test_ask_beside_a_held_company_says_what_it_left_out(store_and_settings) -> None:
     store, settings = store_and_settings
-    llm = revenue_model(
-        "ACME revenue grew", "revenue grew 12% to $9.6 billion", "ACME revenue was $9.6 billion."
-    )
+    llm = revenue_model("ACME revenue grew", "ACME revenue was $9.6 billion.")
     answer = Asker(store, settings, llm=llm).ask("Compare ACME and Initech revenue in 2023")
     assert not answer.refused, answer.answer
     assert "Initech is not in your filings: answered for ACME only" in answer.flags
@@ -132,9 +125,7 @@ def test_ask_beside_a_held_company_says_what_it_left_out(store_and_settings) -> 
 def test_ask_never_drops_the_company_filter(store_and_settings) -> None:
     """No filing is an 8-K: the form filter goes, the company filter stays."""
     store, settings = store_and_settings
-    llm = revenue_model(
-        "ACME revenue grew", "revenue grew 12% to $9.6 billion", "ACME revenue was $9.6 billion."
-    )
+    llm = revenue_model("ACME revenue grew", "ACME revenue was $9.6 billion.")
     asker = Asker(store, settings, llm=llm)
     found, _ = asker.search("What did ACME's 8-K say about revenue?")
     assert found.widened == ["form_types"]

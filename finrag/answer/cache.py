@@ -35,7 +35,7 @@ from finrag.embed import Embedder
 from finrag.retrieve import SearchResult
 
 # Bump when an answer's JSON (Answer.as_dict) changes shape: older entries stop matching.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: evidence (the quotes an answer rests on)
 
 
 @dataclass

@@ -8,6 +8,7 @@ inputs traced back to the excerpts.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -52,6 +53,8 @@ class Extraction(BaseModel):
 def longest_json(schema: dict) -> int:
     """Characters in the longest JSON a bounded schema admits: with at most one token a
     character, a generation budget that never cuts a reply short."""
+    if "enum" in schema:
+        return max(len(json.dumps(v)) for v in schema["enum"])
     kind = schema.get("type")
     if kind == "object":
         props = schema["properties"]

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from finrag.facts.dictionary import metric
 from finrag.facts.kpi import kpi
 
-if TYPE_CHECKING:  # the route imports this module; these are for annotations only
-    from finrag.answer.facts_route import Figure
+if TYPE_CHECKING:  # for annotations only
+    from finrag.answer.figure import Figure
     from finrag.answer.question_plan import Measure, QuestionPlan
 
 _MONTHS_WORDS = {3: "three months", 6: "six months", 9: "nine months", 12: "year"}

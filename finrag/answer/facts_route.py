@@ -26,6 +26,7 @@ from finrag.answer.fact_words import (
     period_words,
     short_name,
 )
+from finrag.answer.figure import Company, Figure
 from finrag.answer.question_plan import Measure, QuestionPlan
 from finrag.answer.result import Answer
 from finrag.errors import UsageError
@@ -39,28 +40,6 @@ from finrag.retrieve.context import ContextChunk
 from finrag.retrieve.hybrid import Hit
 
 FLAG = "answered from the facts store and the calculator"
-
-
-@dataclass(frozen=True)
-class Company:
-    id: int
-    name: str
-
-
-@dataclass
-class Figure:
-    """One measure of one company for one period, with the facts it rests on."""
-
-    company: Company
-    measure: Measure
-    period: Period
-    value: Decimal
-    unit: str  # money, per_share, shares, percent, ratio, times, days
-    currency: str | None  # "USD" for money and per-share amounts
-    inputs: list[MetricValue]
-    formula: str | None = None  # KPIs and defined formulas
-    expression: str | None = None  # the formula with its inputs' numbers
-    dated: bool = True  # its period's end date is one the filing's calendar allows
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,8 @@ class Answer:
     tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0})
     retrieval: dict[str, Any] = field(default_factory=dict)
     context: list[dict[str, Any]] = field(default_factory=list)
+    # The quotes the answer rests on, as printed: {n, document, page, quote}.
+    evidence: list[dict[str, Any]] = field(default_factory=list)
     # The excerpts themselves, for checks after the answer (the chat graph's verify).
     chunks: list[ContextChunk] = field(default_factory=list, repr=False)
 
