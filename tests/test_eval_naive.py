@@ -128,7 +128,8 @@ def test_naive_runs_beside_finrag_with_ratios_and_newly_refused(
     assert sales.evidence_passage_recall == 1.0
     f_sales, f_ceo = facts.results
     assert f_sales.route == "facts" and f_sales.auto_correct is True
-    assert f_sales.quotes_from == "citations" and covered(f_sales.evidence_passage_recall)
+    # finrag prints its evidence (the cells a facts answer rests on): the quotes come from it.
+    assert f_sales.quotes_from == "evidence" and covered(f_sales.evidence_passage_recall)
     assert f_ceo.refused and f_ceo.evidence_quote_recall == 0.0
 
     against = versus(comparison)

@@ -125,8 +125,8 @@ def test_facts_command_json_and_csv(store_and_settings) -> None:
     assert any(r["line_item"] == "Net income" and r["value"] == "96995000000" for r in rows)
 
     shown = run_finrag("facts", "Apple", "--statement", "balance", env=env)
-    assert shown.returncode == 0
-    assert "no balance statement facts" in shown.stderr
+    assert shown.returncode == 7, "nothing to show is exit 7, as for every data command"
+    assert "nothing found: no balance statement facts" in shown.stderr
 
 
 def test_a_line_item_through_the_metric_dictionary(store_and_settings) -> None:

@@ -161,6 +161,7 @@ def test_docs_commands_and_rm_leaves_nothing(home: Path, tmp_path: Path) -> None
     script.write_text(json.dumps([extraction, reply]))
     question = "What did the ACME board declare in 2023?"
     model = {"FINRAG_LLM__BACKEND": "fake", "FINRAG_LLM__FAKE_SCRIPT": str(script)}
+    model["FINRAG_ANSWER__TEXT_MODE"] = "extract"  # the scripted replies are the extraction's
     # (hashed embeddings score low: the excerpt is let through)
     model["FINRAG_ANSWER__MIN_RELEVANCE"] = "0"
     asked = run_finrag("ask", question, env=env | model)

@@ -124,6 +124,9 @@ def ask_command(
     settings = with_options(app_state(ctx).settings, "llm", backend=backend, timeout_s=timeout)
     settings = with_options(settings, "answer", use_llm=False if no_llm else None)
     settings = with_options(settings, "answer", persona=persona_name(persona) or persona)
+    # Only a crash during this command is this command's (a library caller, or a test
+    # runner, may have seen an earlier one in the same process).
+    earlier_crash = crashed_model()
     # Screened first, as `chat` screens each turn: a declined request is never searched.
     answer, view = declined_answer(question), None
     if answer is None:
@@ -159,7 +162,8 @@ def ask_command(
         out.print(Text(answer.answer))
         print_sources(answer)
         print_persona(view)
-    if crash := crashed_model():  # the answer above is the facts store's alone
+    crash = crashed_model()
+    if crash is not None and crash is not earlier_crash:  # the answer above is the facts' alone
         print_error(crash.message, crash.hint)
         raise typer.Exit(crash.exit_code)
     if answer.refused and answer.route == "declined":
