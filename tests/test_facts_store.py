@@ -174,3 +174,51 @@ def test_facts_command_metric(store_and_settings) -> None:
     wrong = run_finrag("facts", "Apple", "--metric", "revnue", env=env)
     assert wrong.returncode == 2
     assert "revenue" in wrong.stderr, "an unknown metric suggests close matches"
+
+
+YEAR_ONLY_BALANCE = """\
+PART II > Item 8 > Consolidated Balance Sheet
+(Dollars in millions)
+
+|At December 31|2018|2017|
+|---|---|---|
+|Total current assets|$13,709|$14,277|
+|Property, plant and equipment - net|8,738|8,866|
+|Total assets|$36,500|$37,987|
+"""
+
+
+def test_a_balance_under_a_year_only_header_answers_for_that_year(store_and_settings) -> None:
+    """An annual balance sheet whose columns name the year alone (3M's 10-K prints "2018",
+    not a date): the balance at that fiscal year's end, found by the year's lookups."""
+    from finrag.facts.dictionary import metric
+    from finrag.facts.kpi import available_periods
+    from finrag.facts.lookup import MetricResolver, MetricValue, Period
+
+    store, settings = store_and_settings
+    texts = ["Year-only Co. makes things.", YEAR_ONLY_BALANCE]
+    with store.connect() as conn:
+        doc_id = add_document(
+            conn,
+            get_embedder(settings.embed),
+            "YONLY_2018_10K.pdf",
+            texts,
+            company="Year-only Co.",
+            year=2018,
+            kinds=["text", "table"],
+        )
+        company_id = conn.execute(
+            "SELECT company_id FROM documents WHERE id = %s", (doc_id,)
+        ).fetchone()[0]
+        chunks = [
+            Chunk(i, kind, i + 1, i + 1, [], text, text, 1)
+            for i, (kind, text) in enumerate(zip(["text", "table"], texts, strict=True))
+        ]
+        facts = check_facts(table_facts(chunks, FiscalCalendar(12)))
+        ppe = [f for f in facts if f.label and f.label.startswith("Property")]
+        assert {(f.period.end, f.period.fiscal_quarter) for f in ppe} == {(None, None)}
+        with conn.transaction():
+            write_facts(conn, doc_id, company_id, facts)
+        found = MetricResolver(conn, company_id).resolve(metric("ppe_net"), Period(2018))
+        assert isinstance(found, MetricValue) and found.value == Decimal("8738000000")
+        assert Period(2017) in available_periods(conn, company_id)

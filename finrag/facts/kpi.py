@@ -172,6 +172,9 @@ def available_periods(
     found: set[Period] = set()
     for year, quarter, months, instant, end in rows:
         if instant:
+            if end is None and quarter is None and not quarterly:
+                found.add(Period(year))  # an annual column headed by its year alone
+                continue
             if end is None or quarter is None:  # placed at ingest; no quarter: no quarter end
                 continue
             at = Period(year, quarter)

@@ -349,6 +349,10 @@ class MetricResolver:
         # A balance is placed at ingest on the calendar its filing states (a retailer's
         # fiscal 2023 may end February 3, 2024): its stored fiscal year and quarter are
         # the only ones there are. A balance at a date that is no quarter end has none.
+        if quarter is None and fact.period_end is None and fact.fiscal_quarter is None:
+            # An annual statement's column headed by its fiscal year alone ("2018"): the
+            # balance at that year's end.
+            return fact.fiscal_year == year
         return (fact.fiscal_year, fact.fiscal_quarter) == (year, quarter or 4)
 
 
