@@ -190,6 +190,20 @@ class _Sources:
         self.chunks: list[ContextChunk] = []
         self.values: list[dict] = []
 
+    def answer(self, question: str, text: str, calculations: list, flags: list[str]) -> Answer:
+        """The facts route's answer, citing these sources."""
+        return Answer(
+            question=question,
+            answer=text,
+            route="facts",
+            citations=self.citations,
+            calculations=calculations,
+            facts=self.checked,
+            fact_values=self.values,
+            flags=flags,
+            chunks=self.chunks,
+        )
+
     def cite(self, value: MetricValue) -> int:
         fact = value.fact
         if fact.id in self.by_fact:
@@ -269,17 +283,7 @@ def _compose(
     text = " ".join(sentences)
     if plan.yes_no is not None:
         text = ("Yes. " if all(verdicts) else "No. ") + text
-    return Answer(
-        question=question,
-        answer=text,
-        route="facts",
-        citations=sources.citations,
-        calculations=calculations,
-        facts=sources.checked,
-        fact_values=sources.values,
-        flags=[FLAG],
-        chunks=sources.chunks,
-    )
+    return sources.answer(question, text, calculations, [FLAG])
 
 
 def _holds(direction: str | None, old: Decimal | None, new: Decimal) -> bool:

@@ -369,17 +369,7 @@ def _compose(
             word = "smallest" if _SMALLEST.search(key) else "largest"
             opening = f"{items[0].name} was {owner}'s {word} {what} by {noun} in {label}. "
         text = opening + f"{owner}'s {noun} in {label} by {what}: " + "; ".join(parts) + "."
-    return Answer(
-        question=question,
-        answer=text,
-        route="facts",
-        citations=sources.citations,
-        calculations=calculations,
-        facts=sources.checked,
-        fact_values=sources.values,
-        flags=[FLAG, f"from dimensional facts ({axis})"],
-        chunks=sources.chunks,
-    )
+    return sources.answer(question, text, calculations, [FLAG, f"from dimensional facts ({axis})"])
 
 
 _M = Decimal(1_000_000)
