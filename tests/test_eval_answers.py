@@ -46,14 +46,14 @@ from tests.html_checks import check_self_contained
         ("30.8%", "Revenue grew 3.08% [1].", [], False, None),
         ("93.86", "DPO was 93.9 days.", [], True, None),
         (
-            "No. The quick ratio was approximately 0.54 for Verizon.",
+            "No. Verizon's quick ratio stood near 0.54.",
             "No. Verizon's quick ratio was 0.54 [3].",
             [],
             True,
             True,
         ),
         (
-            "No. The quick ratio was approximately 0.54 for Verizon.",
+            "No. Verizon's quick ratio stood near 0.54.",
             "Yes, the quick ratio of 0.54 is healthy.",
             [],
             True,
