@@ -32,6 +32,24 @@ def nothing_found(what: str, hint: str | None = None) -> NoReturn:
     raise NothingFound(what, hint=hint)
 
 
+def confirm_removal(refusal: str, question: str, *, hint: str, kept: str) -> None:
+    """Ask before a removal (`docs rm`, `sessions rm`); without a terminal, refuse with
+    ``refusal`` and ``hint`` (a script gets no question it cannot answer). A "no" prints
+    ``kept`` and exits 1."""
+    import sys
+
+    import typer
+
+    from finrag.cli.render import err
+    from finrag.errors import ExitCode, UsageError
+
+    if not sys.stdin.isatty():
+        raise UsageError(refusal, hint=hint)
+    if not typer.confirm(question):
+        err.print(kept)
+        raise typer.Exit(ExitCode.FAILED)
+
+
 # ---- examples ------------------------------------------------------------------------
 
 SAMPLE = "BESTBUY_2024Q2_10Q.pdf"

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from finrag.cli.conventions import words
+from finrag.cli.conventions import confirm_removal, words
 from finrag.cli.options import JsonOption
 from finrag.cli.render import Column, err, out, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
 from finrag.db.companies import document_aliases
 from finrag.db.documents import get_document, list_documents
-from finrag.errors import ExitCode, UsageError
+from finrag.errors import UsageError
 from finrag.facts.checks import coverage_line
 from finrag.facts.store import check_coverage, document_calendar
 from finrag.ingest.remove import remove_documents
@@ -124,14 +123,12 @@ def rm(
                 docs.append(doc)
         what = _removal_words(docs)
         if not yes:
-            if not sys.stdin.isatty():  # a script gets no question it cannot answer
-                raise UsageError(
-                    f"rm removes {what} and everything made from it",
-                    hint="pass --yes to confirm; nothing was removed",
-                )
-            if not typer.confirm(f"Remove {what} and everything made from it?"):
-                err.print("kept: nothing removed")
-                raise typer.Exit(ExitCode.FAILED)
+            confirm_removal(
+                f"rm removes {what} and everything made from it",
+                f"Remove {what} and everything made from it?",
+                hint="pass --yes to confirm; nothing was removed",
+                kept="kept: nothing removed",
+            )
         removal = remove_documents(conn, [d.id for d in docs], settings.cache_dir)
     if as_json:
         removed = [{"id": d.id, "path": d.path, "chunks": d.chunks} for d in docs]

@@ -17,10 +17,11 @@ from finrag.agent.memory import (
 )
 from finrag.agent.transcript import conversation_markdown
 from finrag.answer.status import WORDS
+from finrag.cli.conventions import confirm_removal
 from finrag.cli.render import Column, err, out, print_json, print_table
 from finrag.cli.state import app_state
 from finrag.db import open_store
-from finrag.errors import ExitCode, UsageError
+from finrag.errors import UsageError
 from finrag.files import FILE_MODE
 
 app = typer.Typer(help="Chat sessions kept in the store.", no_args_is_help=True)
@@ -146,14 +147,12 @@ def rm_command(
             raise UsageError(f"no session named {name!r}", hint="see `finrag sessions list`")
         turns = sum(1 for m in messages if m["role"] == "user")
         if not yes:
-            if not sys.stdin.isatty():  # a script gets no question it cannot answer
-                raise UsageError(
-                    f"rm deletes session {name!r} and its {turns} turn(s)",
-                    hint="pass --yes to confirm",
-                )
-            if not typer.confirm(f"Delete session {name!r} and its {turns} turn(s)?"):
-                err.print("kept: nothing deleted")
-                raise typer.Exit(ExitCode.FAILED)
+            confirm_removal(
+                f"rm deletes session {name!r} and its {turns} turn(s)",
+                f"Delete session {name!r} and its {turns} turn(s)?",
+                hint="pass --yes to confirm",
+                kept="kept: nothing deleted",
+            )
         removed = remove_conversation(conn, name)
     if not removed:
         raise UsageError(f"no session named {name!r}", hint="see `finrag sessions list`")
