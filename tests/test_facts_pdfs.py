@@ -72,7 +72,28 @@ PEPSICO = Statement(
     "PEPSICO_2022_10K", PDFS / "PEPSICO_2022_10K.pdf", (64, 65), 12, model.CASH_FLOW
 )
 COSTCO = Statement("COSTCO_2021_10K", PDFS / "COSTCO_2021_10K.pdf", (36,), 8, model.INCOME)
-STATEMENTS = (MMM, BESTBUY, ADOBE, AMAZON, PEPSICO, COSTCO)
+# Statements whose long tables are cut into parts: the years head only the first part
+# (Corning), or the first parts carry no row that names the statement (Verizon).
+CORNING = Statement("CORNING_2022_10K", PDFS / "CORNING_2022_10K.pdf", (58,), 12, model.INCOME)
+CORNING_BALANCE = Statement(
+    "CORNING_2022_10K balance", PDFS / "CORNING_2022_10K.pdf", (60,), 12, model.BALANCE
+)
+VERIZON = Statement("VERIZON_2022_10K", PDFS / "VERIZON_2022_10K.pdf", (54,), 12, model.INCOME)
+VERIZON_BALANCE = Statement(
+    "VERIZON_2022_10K balance", PDFS / "VERIZON_2022_10K.pdf", (56,), 12, model.BALANCE
+)
+STATEMENTS = (
+    MMM,
+    BESTBUY,
+    ADOBE,
+    AMAZON,
+    PEPSICO,
+    COSTCO,
+    CORNING,
+    CORNING_BALANCE,
+    VERIZON,
+    VERIZON_BALANCE,
+)
 
 Q2_FY24 = Period(end=date(2023, 7, 29), months=3, fiscal_year=2024, fiscal_quarter=2)
 Q2_FY23 = Period(end=date(2022, 7, 30), months=3, fiscal_year=2023, fiscal_quarter=2)
@@ -203,6 +224,38 @@ PRINTED: dict[Statement, list[Printed]] = {
             "USD/shares",
         ),
         Printed("Shares used in calculation (000’s) > Basic", COSTCO_FY21, 443_089_000, "shares"),
+    ],
+    # Corning 2022 10-K, PDF page 58: Consolidated Statements of Income, "Year ended
+    # December 31," over 2022 | 2021 | 2020, "(in millions, except per share amounts)".
+    CORNING: [
+        Printed("Net sales", year(2021), 14_082_000_000),
+        Printed("Operating income", year(2021), 2_112_000_000),
+        Printed("Income before income taxes", year(2022), 1_797_000_000),
+        Printed("Provision for income taxes (Note 7)", year(2022), -411_000_000),
+        Printed("Net income", year(2020), 523_000_000),
+    ],
+    # Corning 2022 10-K, PDF page 60: Consolidated Balance Sheets, "December 31," over
+    # 2022 | 2021.
+    CORNING_BALANCE: [
+        Printed("Cash and cash equivalents", balance(2022), 1_671_000_000),
+        Printed("Total current assets", balance(2021), 7_659_000_000),
+        Printed("Retained earnings", balance(2022), 16_778_000_000),
+    ],
+    # Verizon 2022 10-K, PDF page 54: Consolidated Statements of Income, "Years Ended
+    # December 31," 2022 | 2021 | 2020, "(dollars in millions, except per share amounts)".
+    VERIZON: [
+        Printed("Total Operating Revenues", year(2022), 136_835_000_000),
+        Printed("Operating Income", year(2021), 32_448_000_000),
+        Printed("Provision for income taxes", year(2022), -6_523_000_000),
+        Printed("Income Before Provision For Income Taxes", year(2020), 23_967_000_000),
+    ],
+    # Verizon 2022 10-K, PDF page 56: Consolidated Balance Sheets, "At December 31,"
+    # 2022 | 2021.
+    VERIZON_BALANCE: [
+        Printed("Total current assets", balance(2021), 36_728_000_000),
+        Printed("Total assets", balance(2022), 379_680_000_000),
+        Printed("Long-term debt", balance(2022), 140_676_000_000),
+        Printed("Total current liabilities", balance(2022), 50_171_000_000),
     ],
 }
 

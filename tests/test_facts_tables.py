@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 
 from finrag.facts import model
 from finrag.facts.cells import parse_cell, read_units
+from finrag.facts.extract import table_facts
 from finrag.facts.periods import FiscalCalendar, parse_period
 from finrag.facts.table_facts import classify_statement, column_headings, facts_from_table_chunk
 
@@ -235,6 +237,71 @@ def test_spanned_fiscal_year_headers_cut_mid_word() -> None:
         instant_default=False,
     )
     assert [headings[j][0].fiscal_year for j in range(1, 9)] == [2024] * 4 + [2023] * 4
+
+
+def test_a_units_note_or_a_date_cut_from_its_years_qualifies_no_column() -> None:
+    # Verizon's PDF spreads "(dollars in millions, except per share amounts)" over the
+    # year columns, cut mid-word in the first; Corning's prints "December 31," over one
+    # of three years; NVIDIA's HTML writes "(In millions)" in each date's cell.
+    spread = column_headings(
+        [
+            [
+                "Years Ended December 31, Operating Revenues",
+                "(dollars in millions, except per s 2022",
+                "(dollars in millions, except per share amounts) 2021",
+            ],
+            ["", "(dolla 2020", "As of Decem 2019"],
+        ],
+        [1, 2],
+        instant_default=False,
+    )
+    assert [q for _, q in spread.values()] == [None, None]
+    corning = column_headings(
+        [["", "", "Year ended December 31,", ""], ["(in millions)", "2022", "2021", "2020"]],
+        [1, 2, 3],
+        instant_default=False,
+    )
+    assert [(p.fiscal_year, p.months, q) for p, q in corning.values()] == [
+        (2022, 12, None),
+        (2021, 12, None),
+        (2020, 12, None),
+    ]
+    # Words of a column's own still qualify it.
+    kept = column_headings([["", "2024 Gross Carrying Amount"]], [1], instant_default=True)
+    assert kept[1][1] == "Gross Carrying Amount"
+
+
+def test_later_parts_of_a_cut_table_take_the_first_parts_years_and_statement() -> None:
+    title = "|Consolidated Statements of Income|Co|rning Incorporated and|Subsidiary Companies|"
+    grid = "|---|---|---|---|"
+    first = "\n".join(
+        [
+            title,
+            grid,
+            "|||Year ended December 31,||",
+            "|(in millions)|2022|2021|2020|",
+            "|Net sales|$14,189|$14,082|$11,303|",
+            "|Cost of sales|9,683|9,019|7,772|",
+        ]
+    )
+    second = "\n".join([title, grid, "|Operating income|1,438|2,112|509|"])
+    chunks = [
+        SimpleNamespace(ordinal=i, kind="table", page_start=58, page_end=58, content=c)
+        for i, c in enumerate((first, second))
+    ]
+    facts = table_facts(chunks, FiscalCalendar(12))
+    operating = [f for f in facts if f.label == "Operating income"]
+    assert [(f.period.fiscal_year, f.value) for f in operating] == [
+        (2022, Decimal("1438000000")),
+        (2021, Decimal("2112000000")),
+        (2020, Decimal("509000000")),
+    ]
+    assert {f.statement for f in facts} == {model.INCOME}
+
+
+def test_a_notes_title_names_no_primary_statement() -> None:
+    lines = ["Item 1 > Note 8 - Balance Sheet Components"]
+    assert classify_statement(lines, ["Total other long-term liabilities"]) == model.OTHER_TABLE
 
 
 def test_a_column_that_names_no_period_keeps_its_values_with_period_unknown() -> None:

@@ -13,13 +13,19 @@ from datetime import date
 from pathlib import Path
 from typing import Protocol
 
+from finrag.facts import model
 from finrag.facts.cells import Units
 from finrag.facts.checks import check_facts
 from finrag.facts.cover import cover_facts
 from finrag.facts.ixbrl import extract_ixbrl_facts
 from finrag.facts.model import Fact
 from finrag.facts.periods import FiscalCalendar
-from finrag.facts.table_facts import read_table_chunk, split_table_chunk, table_units
+from finrag.facts.table_facts import (
+    header_rows_of,
+    read_table_chunk,
+    split_table_chunk,
+    table_units,
+)
 
 
 class Chunk(Protocol):
@@ -69,12 +75,20 @@ def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]
     previous: Chunk | None = None
     open_sections: list[str] = []
     statement: str | None = None
+    first_header: list[list[str]] = []
+    run: list[Fact] = []  # the facts of the table being read, its parts so far
     default_units = document_units(chunks)
     for chunk in chunks:
         if chunk.kind != "table":
             previous = None
+            facts += _one_statement(run)
+            run = []
             continue
         continues = previous is not None and _header(previous) == _header(chunk)
+        if not continues:
+            facts += _one_statement(run)
+            run = []
+            first_header = header_rows_of(chunk.content)
         found, open_sections = read_table_chunk(
             chunk.content,
             page=chunk.page_start,
@@ -83,11 +97,23 @@ def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]
             continued=open_sections if continues else None,
             default_units=default_units,
             continued_statement=statement if continues else None,
+            continued_header=first_header if continues else (),
         )
-        facts += found
+        run += found
         statement = found[0].statement if found else statement
         previous = chunk
-    return facts
+    return facts + _one_statement(run)
+
+
+def _one_statement(parts: list[Fact]) -> list[Fact]:
+    """The parts of one cut table are one statement: a first part whose rows gave no
+    sign of it (revenues and costs, before the "Net income" of a later part) is the
+    statement its later parts are."""
+    kinds = {f.statement for f in parts} - {model.OTHER_TABLE}
+    if len(kinds) != 1:
+        return parts
+    (kind,) = kinds
+    return [replace(f, statement=kind) if f.statement == model.OTHER_TABLE else f for f in parts]
 
 
 def document_units(chunks: Sequence[Chunk]) -> Units | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 
 from finrag.facts import model
 from finrag.facts.cells import Units, parse_cell, read_units
@@ -39,6 +40,16 @@ _ENDING = re.compile(
 )
 _ENDS_SPAN = re.compile(r"ended[\s:,]*$", re.I)
 _BARE_YEAR = re.compile(r"(?:fiscal\s+)?((?:19|20)\d{2})")
+# What is left of a header cell beside its period that still qualifies no column: the
+# units note spread over the columns ("(dollars in millions, except per s" cut mid-word)
+# and a year end's month and day printed apart from its years ("December 31,").
+_NOT_A_QUALIFIER = re.compile(
+    r"^\(?\s*(?:doll|amounts?\b|in\s+(?:millions|thousands|billions)|shares?\s+in\b)"
+    r"|\b(?:millions|thousands|billions)\b|\bexcept\s+per\b"
+    r"|^(?:as\s+of\s+|at\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+    r"\s+\d{1,2}$",
+    re.I,
+)
 _STATEMENT_TITLES = (
     (
         model.CASH_FLOW,
@@ -173,6 +184,10 @@ def classify_statement(context_lines: Sequence[str], labels: Sequence[str]) -> s
             if _SENTENCE.search(part) or len(part.split()) > 14:
                 continue  # "... as reported in our consolidated statements of operations:"
             for kind, pattern in _STATEMENT_TITLES:
+                # A note's own title ("Note 8 - Balance Sheet Components") names no
+                # primary statement; the segment note is where segments are.
+                if kind != model.SEGMENT and _NOTE.search(part):
+                    continue
                 if pattern.search(part):
                     # A heading spans every table under it (a statement's footnote table
                     # of stock-based compensation by line): its rows must agree.
@@ -198,6 +213,22 @@ def classify_statement(context_lines: Sequence[str], labels: Sequence[str]) -> s
     for kind, needed, patterns in _ROW_SIGNS:
         hits = sum(any(re.search(p, label.strip(), re.I) for label in labels) for p in patterns)
         if hits >= (1 if in_statements else needed):
+            return kind
+    return model.OTHER_TABLE
+
+
+def _titled_in_corner(corner: str, context_lines: Sequence[str]) -> str:
+    """A PDF parser may keep a statement's title as the grid's top-left cell, under
+    headings left from the page before ("Consolidated Balance Sheets" over Corning's
+    balance sheet): the statement it names, unless the table sits in a note or MD&A
+    (a note's "Consolidated Statement of Operations: as previously reported")."""
+    corner = corner.strip()
+    if len(corner.split()) > 14 or any(
+        _MDA.search(line) or _NOTE.search(line) or _NON_GAAP.search(line) for line in context_lines
+    ):
+        return model.OTHER_TABLE
+    for kind, pattern in _STATEMENT_TITLES:
+        if pattern.search(corner):
             return kind
     return model.OTHER_TABLE
 
@@ -229,10 +260,13 @@ def read_table_chunk(
     continued: Sequence[str] | None = None,
     default_units: Units | None = None,
     continued_statement: str | None = None,
+    continued_header: Sequence[Sequence[str]] = (),
 ) -> tuple[list[Fact], list[str]]:
     """The facts of a table chunk and the section rows open at its end. ``continued``:
     the section rows open where the previous part of the same table ended (long tables
-    are cut into parts under a repeated header)."""
+    are cut into parts under a repeated header); ``continued_header``: the header rows
+    of the table's first part, which head a later part whose repeated header is only the
+    title row (the years were rows of the first part)."""
     found = split_table_chunk(content)
     if found is None:
         return [], []
@@ -251,10 +285,23 @@ def read_table_chunk(
         return [], []
     labels = [r[0] for r in data_rows]
     statement = classify_statement(found.lines, labels)
+    if statement == model.OTHER_TABLE:
+        statement = _titled_in_corner(table.header[0], found.lines)
     if statement == model.OTHER_TABLE and continued_statement is not None:
         statement = continued_statement  # the liabilities half of a cut balance sheet
-    units = table_units(found, header_rows) or default_units or Units()
+    units = (
+        table_units(found, header_rows)
+        or (table_units(found, continued_header) if continued_header else None)
+        or default_units
+        or Units()
+    )
     headings = column_headings(header_rows, value_columns, statement == model.BALANCE)
+    if (
+        continued_header
+        and not any(period.known for period, _ in headings.values())
+        and all(len(r) == table.width for r in continued_header)
+    ):
+        headings = column_headings(continued_header, value_columns, statement == model.BALANCE)
 
     facts: list[Fact] = []
     parents: list[str] = list(continued or [])
@@ -301,11 +348,14 @@ def read_table_chunk(
 def table_units(
     found: TableContext, header_rows: Sequence[Sequence[str]] | None = None
 ) -> Units | None:
-    """The units note of a table: its title lines, or its header's first cells."""
+    """The units note of a table: its title lines, or its header's first cells, or (a
+    parser spreads a note over the columns: "(dollars in millions ... 2022") the others."""
     if header_rows is None:
         table = parse_markdown_table(found.grid)
         header_rows = [table.header] if table else []
-    return read_units(*found.lines, *(r[0] for r in header_rows))
+    return read_units(
+        *found.lines, *(r[0] for r in header_rows), *(c for r in header_rows for c in r[1:])
+    )
 
 
 def _balance_row_period(label: str, period: Period) -> Period:
@@ -341,7 +391,14 @@ def column_headings(
             # "ASSETS:" spanned over the date columns heads rows, not a column.
             heading = rest.endswith(":")
             rest = rest.strip(" :")
-            if rest and not heading and _is_words(rest) and not _is_fragment(cell, row, j):
+            if (
+                rest
+                and not heading
+                and _is_words(rest)
+                and not _is_fragment(cell, row, j)
+                and not _NOT_A_QUALIFIER.search(rest)
+                and not _period_words_only(rest)
+            ):
                 qualifiers[j].append(rest)
     periods = {
         j: parse_period(" ".join(pieces[j]), instant_default=instant_default) for j in value_columns
@@ -471,6 +528,37 @@ def _is_fragment(cell: str, row: Sequence[str], j: int) -> bool:
         or (left and left[-1].isalpha() and cell[:1].isalpha() and not left[-1].isspace())
         or (right and right[0].islower() and cell[-1:].isalpha())
     )
+
+
+_PERIOD_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "as of at for the three six nine twelve thirteen months month weeks week years year "
+        "ended ending fiscal quarter quarters unaudited asof",
+    )
+)
+_MONTHS = tuple(date(2000, m, 1).strftime("%B").lower() for m in range(1, 13))
+
+
+def _period_words_only(text: str) -> bool:
+    """A piece of a period heading cut from its date ("As of Decem", "For the Twelve",
+    "December 31,2022", "(Unaudited)"): no words of a column's own."""
+    words = re.findall(r"[a-z]+", text.lower())
+    return bool(words) and all(
+        w in _PERIOD_WORDS or (len(w) >= 3 and any(m.startswith(w) for m in _MONTHS)) for w in words
+    )
+
+
+def header_rows_of(content: str) -> list[list[str]]:
+    """A table chunk's rows above its first row of data: its header and the rows of
+    years or dates under it."""
+    found = split_table_chunk(content)
+    table = parse_markdown_table(found.grid) if found else None
+    if table is None:
+        return []
+    rows = [table.header, *table.rows]
+    first = _first_data_row(rows)
+    return [list(r) for r in rows[:first]] if first else []
 
 
 def _first_data_row(rows: Sequence[Sequence[str]]) -> int | None:
