@@ -18,7 +18,9 @@ from finrag.evaluate.evidence import (
     best_recall,
     cited_passages,
     covered,
+    from_gold,
     printed_quotes,
+    quote_precision,
     token_recall,
     tokens,
 )
@@ -64,6 +66,23 @@ def test_tokens_recall_and_the_threshold() -> None:
     assert token_recall("the of and", ["anything"]) is None  # no content tokens: no gold
     assert best_recall(["", gold, "nothing"], ["a higher mix of data center revenue"]) == 0.5556
     assert best_recall([""], ["x"]) is None
+
+
+def test_a_quote_drawn_from_a_long_gold_passage() -> None:
+    # A page-long gold passage: one right sentence covers little of it, but is drawn from it.
+    page = (
+        "Liquidity and capital resources. Cash flows from operations were $6.4 billion. "
+        "Capital spending was $1.6 billion, and we returned $3.2 billion to shareholders "
+        "through dividends. Net debt rose by $0.6 billion during the year."
+    )
+    right = "Capital spending was $1.6 billion, and we returned $3.2 billion to shareholders"
+    assert covered(token_recall(page, [right])) is False
+    assert quote_precision(page, right) == 1.0
+    assert from_gold([page], ["Revenue grew in every region of the world.", right]) is True
+    assert from_gold([page], ["Revenue grew in every region of the world this year."]) is False
+    assert quote_precision(page, "Capital spending 1.6") is None  # too short to say
+    assert from_gold([page], ["Capital spending 1.6"]) is False
+    assert from_gold(["", "the of"], [right]) is None  # no gold text
 
 
 def test_quotes_are_read_from_evidence_when_the_answer_has_it() -> None:

@@ -302,6 +302,7 @@ def _print_answer_summary(report: AnswerReport) -> None:
             "evidence_cited",
             "evidence_recall_quotes",
             "evidence_recall_passages",
+            "evidence_quotes_from_gold",
             "numbers_untraceable",
         )
     ]

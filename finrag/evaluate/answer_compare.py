@@ -184,6 +184,10 @@ def comparison_rows(comparison: Comparison) -> list[tuple[str, list[str]]]:
             lambda s: _share_cell(s.get("evidence_recall_passages")),
         ),
         row(
+            "evidence: a printed quote drawn from the gold passage",
+            lambda s: _share_cell(s.get("evidence_quotes_from_gold")),
+        ),
+        row(
             "tokens in / out per question",
             lambda s: (
                 f"{s['tokens']['prompt_per_question']:,} / "

@@ -29,6 +29,7 @@ _CSV_FIELDS = (
     "evidence_cited",
     "evidence_quote_recall",
     "evidence_passage_recall",
+    "evidence_quote_from_gold",
     "quotes_from",
     "numbers_untraceable",
     "latency_s",
@@ -49,6 +50,7 @@ METRIC_LABELS = (  # the summary's figures, as the reports name them
     ("evidence_cited", "answers citing a gold evidence page"),
     ("evidence_recall_quotes", "gold evidence covered by the printed quotes (token recall >= 0.5)"),
     ("evidence_recall_passages", "gold evidence covered by the cited passages' text"),
+    ("evidence_quotes_from_gold", "a printed quote drawn from the gold passage"),
     ("numbers_untraceable", "facts/mixed answers stating a number no fact or calculation gave"),
 )
 

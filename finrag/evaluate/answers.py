@@ -20,7 +20,13 @@ from finrag.config import Settings
 from finrag.db import Store
 from finrag.evaluate.correctness import Correctness, judge, score_correctness
 from finrag.evaluate.dataset import EvalQuestion, document_key
-from finrag.evaluate.evidence import best_recall, cited_passages, covered, printed_quotes
+from finrag.evaluate.evidence import (
+    best_recall,
+    cited_passages,
+    covered,
+    from_gold,
+    printed_quotes,
+)
 from finrag.evaluate.runs import finish_run, percentile, start_run
 from finrag.evaluate.traceable import untraceable_numbers
 from finrag.llm import LLMError
@@ -72,6 +78,8 @@ class AnswerResult:
     # full text of the passages it cites (finrag.evaluate.evidence); None: no gold text.
     evidence_quote_recall: float | None = None
     evidence_passage_recall: float | None = None
+    # Whether one printed quote is drawn from the gold passage (finrag.evaluate.evidence).
+    evidence_quote_from_gold: bool | None = None
     quotes_from: str | None = None  # "evidence" (the answer's quotes) or "citations"
 
 
@@ -149,6 +157,7 @@ def score_answer(
         numbers_untraceable=untraceable_numbers(a) if on_facts else None,
         answerable=q.answerable,
         evidence_quote_recall=best_recall(golds, quotes) if golds else None,
+        evidence_quote_from_gold=from_gold(golds, quotes) if golds else None,
         evidence_passage_recall=(
             best_recall(golds, cited_passages(a) if answered else []) if golds else None
         ),
@@ -328,6 +337,7 @@ def evidence_recall(results: Sequence[AnswerResult]) -> dict[str, Any]:
     return {
         "evidence_recall_quotes": _share([covered(r.evidence_quote_recall) for r in results]),
         "evidence_recall_passages": _share([covered(r.evidence_passage_recall) for r in results]),
+        "evidence_quotes_from_gold": _share([r.evidence_quote_from_gold for r in results]),
     }
 
 

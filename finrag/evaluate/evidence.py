@@ -10,6 +10,14 @@ can show, reported apart:
 - ``passages``: the whole text of the passages it cites (looser: a chunk holds far more
   than the sentence that answers).
 
+Token recall asks a few quoted sentences to hold half of the gold passage. That suits a
+gold quote of a sentence or two (finrag's own reading set); FinanceBench's gold evidence
+is a page's worth of text (a median of about 180 words), which three short quotes cannot
+cover however right they are. So a second figure asks the other way round: is a printed
+quote *drawn from* the gold passage (``from_gold``: at least ``FROM_GOLD`` of a quote's
+tokens, of a quote with ``MIN_QUOTE_TOKENS`` or more, are in one gold passage). Both are
+reported; neither replaces the other.
+
 Tokens: lower-cased words and numbers ("$11,040 million" -> "11040", "million"), table
 pipes and punctuation dropped, and English function words left out so that a long
 passage does not cover a quote by its "the"s and "of"s.
@@ -23,6 +31,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 THRESHOLD = 0.5
+FROM_GOLD = 0.8
+MIN_QUOTE_TOKENS = 6  # a shorter quote ("Net income 2022 1,386") matches too easily
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _TOKEN = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
@@ -53,6 +63,25 @@ def best_recall(golds: Sequence[str], shown: Sequence[str]) -> float | None:
     """The best recall over the gold passages that have text; None when none has."""
     scores = [r for g in golds if (r := token_recall(g, shown)) is not None]
     return round(max(scores), 4) if scores else None
+
+
+def quote_precision(gold: str, quote: str) -> float | None:
+    """Share of ``quote``'s tokens found in ``gold``; None when the quote is too short."""
+    have = Counter(tokens(quote))
+    n = sum(have.values())
+    if n < MIN_QUOTE_TOKENS:
+        return None
+    want = Counter(tokens(gold))
+    return sum(min(k, want[t]) for t, k in have.items()) / n
+
+
+def from_gold(golds: Sequence[str], shown: Sequence[str]) -> bool | None:
+    """Whether a shown quote is drawn from a gold passage; None when no gold has text."""
+    if not any(tokens(g) for g in golds):
+        return None
+    return any(
+        (p := quote_precision(g, q)) is not None and p >= FROM_GOLD for g in golds for q in shown
+    )
 
 
 def covered(recall: float | None) -> bool | None:
