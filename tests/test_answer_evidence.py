@@ -80,6 +80,46 @@ def test_a_litigation_question_selects_the_legal_sentences() -> None:
     assert "legal proceedings" in picked.chosen[0].text
 
 
+REGIONS = "Net revenues by region (In thousands)\n\n|Region|2024|2023|\n|---|---|---|\n" + (
+    "|Harbor Resorts|2,297|1,806|\n|Inland Operations|991|899|\n|Island Resort|174|314|"
+)
+REGION_TEXT = (
+    "Each region is managed by its own president. Our regions compete with other resorts "
+    "for visitors in every market we serve."
+)
+
+
+def test_a_ranking_question_reads_a_tables_rows_together() -> None:
+    context = [
+        chunk(1, REGION_TEXT, page=3, score=0.6),
+        chunk(2, REGIONS, page=13, kind="table", score=0.5),
+    ]
+    picked = select(
+        "Which region had the lowest net revenues for Shop in 2024?", context, ignore=["Shop"]
+    )
+    table = [e for e in picked.chosen if e.chunk.n == 2]
+    # The rows hold no word of the question but their table's title does; a ranking
+    # needs every row, so they are one quote.
+    assert len(table) == 1
+    assert all(r in table[0].text for r in ("Harbor Resorts", "Inland Operations", "Island"))
+    single = select("What were Shop's net revenues in Island Resort?", context, ignore=["Shop"])
+    assert all(" | " not in e.text for e in single.chosen)
+
+
+def test_a_question_after_a_figure_prefers_the_sentence_that_prints_one() -> None:
+    # Both sentences hold the question's words; the better-ranked chunk's has no figure.
+    context = [
+        chunk(
+            1, "The spin-off costs are mostly for consulting and systems work.", page=9, score=0.9
+        ),
+        chunk(2, "The spin-off costs will total about $250 million.", page=30, score=0.5),
+    ]
+    picked = select("How much will the spin-off cost Shop?", context, ignore=["Shop"])
+    assert "$250 million" in picked.chosen[0].text
+    plain = select("What are the spin-off costs for Shop?", context, ignore=["Shop"])
+    assert plain.chosen[0].chunk.n == 1  # no figure asked: the better-ranked sentence
+
+
 def test_no_sentence_sharing_a_word_means_no_evidence() -> None:
     picked = select("How many employees does Shop have in Brazil?", CONTEXT, ignore=["Shop"])
     assert picked.chosen == [] and picked.candidates > 0

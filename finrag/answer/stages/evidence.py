@@ -30,6 +30,8 @@ CUE_WEIGHT = 0.35
 PRIOR_WEIGHT = 0.15
 FROM_TOP_CHUNKS = 3  # the best retrieved chunks each give a unit when there is room
 KEEP_SHARE = 0.55  # a selected unit scores at least this share of the best one
+NUMBER_WEIGHT = 0.2  # a figure asked for: a unit that prints one
+TABLE_ROWS = 8  # a ranking question reads a chosen row's table, up to this many rows
 
 _WORD = re.compile(r"[a-z][a-z'&-]*[a-z]|[a-z]")
 _STOP_WORDS = """
@@ -169,6 +171,20 @@ def units(chunk: ContextChunk) -> list[str]:
     return out
 
 
+def table_title(chunk: ContextChunk) -> str:
+    """The words above a table's grid that say what its rows are ("SUPPLEMENTAL DATA -
+    NET REVENUES", "Revenue by geographic area"): the last heading and the title lines.
+    A row alone ("MGM China: ... 673,593") does not say it is revenue; its table does."""
+    if chunk.hit.kind != "table":
+        return ""
+    lines = []
+    for line in chunk.hit.content.splitlines():
+        if line.lstrip().startswith("|"):
+            break
+        lines.append(line.split(" > ")[-1].strip())
+    return " ".join(ln for ln in lines if ln)
+
+
 # A table's lead-in ("... were as follows ($ in millions):") and a cross-reference ("For
 # additional information, see Note 9") point at an answer; they are none.
 _POINTER = re.compile(
@@ -246,18 +262,21 @@ def select(
     terms = content_terms(question, ignore=ignore)
     if not pool:
         return Selection([], 0, [], terms)
-    unit_terms = [set(content_terms(u)) for _, u, _ in pool]
+    titles = {id(c): set(content_terms(table_title(c))) for c in context}
+    unit_terms = [set(content_terms(u)) | titles[id(c)] for c, u, _ in pool]
     df = {t: sum(t in ts for ts in unit_terms) for t in terms}
     idf = {t: math.log(1 + len(pool) / (1 + df[t])) for t in terms}
     weight = sum(idf.values()) or 1.0
     cues = [_INTENTS[name][1] for name in intents(question)]
+    figure = asks_for_figure(question)
     best_hit = max((c.hit.score for c in context), default=0.0) or 1.0
     scored = []
     for (chunk, unit, i), ts in zip(pool, unit_terms, strict=True):
         lexical = sum(idf[t] for t in terms if t in ts) / weight
         cue = CUE_WEIGHT if any(c.search(unit) for c in cues) else 0.0
         prior = PRIOR_WEIGHT * max(chunk.hit.score, 0.0) / best_hit
-        scored.append([lexical + cue + prior, lexical, cue, chunk, unit, i])
+        number = NUMBER_WEIGHT if figure and _FIGURE.search(unit) else 0.0
+        scored.append([lexical + cue + prior + number, lexical, cue, chunk, unit, i])
     scored.sort(key=lambda s: -s[0])
     head = scored[:CANDIDATES]
     if embed is not None and head:
@@ -285,11 +304,52 @@ def select(
     by_chunk: dict[int, list[tuple[int, str]]] = {}
     for chunk, unit, i in pool:
         by_chunk.setdefault(id(chunk), []).append((i, unit))
+    ranks = ranks_rows(question)
     evidence = []
-    for n, (score, lexical, _cue, chunk, unit, i) in enumerate(chosen, 1):
-        text = _with_antecedent(unit, by_chunk.get(id(chunk), []), i)
+    tables_read: set[int] = set()
+    for score, lexical, _cue, chunk, unit, i in chosen:
+        siblings = by_chunk.get(id(chunk), [])
+        if ranks and chunk.hit.kind == "table":
+            if id(chunk) in tables_read:
+                continue  # its rows are already quoted together
+            tables_read.add(id(chunk))
+            text = _rows_together(siblings)
+        else:
+            text = _with_antecedent(unit, siblings, i)
+        n = len(evidence) + 1
         evidence.append(Evidence(n, text, chunk, round(score, 4), round(lexical, 4)))
     return Selection(evidence, len(pool), closest, terms)
+
+
+# A question after one figure: "how much", "what was the amount/total/value", "in USD".
+_ASKS_FIGURE = re.compile(
+    r"\b(how much|how many|what (?:is|was|were|are) (?:the )?(?:total |net )?(?:amount|value|"
+    r"number|figure|cost|size)|in usd|in (?:\$|dollars)|usd (?:millions|billions|thousands)|"
+    r"percentage points?|by how much)\b",
+    re.I,
+)
+_FIGURE = re.compile(r"[$€£]\s?\d|\d[\d,]*(?:\.\d+)?\s?(?:%|percent|million|billion)|\d{1,3},\d{3}")
+# A question that ranks or compares the rows of one table: which segment, the largest.
+_RANKS = re.compile(
+    r"\b(which|what)\b.{0,80}\b(highest|lowest|largest|smallest|biggest|most|least|best|"
+    r"worst|fastest|slowest|top|greatest|weakest|strongest)\b|\brank",
+    re.I,
+)
+
+
+def asks_for_figure(question: str) -> bool:
+    return bool(_ASKS_FIGURE.search(question))
+
+
+def ranks_rows(question: str) -> bool:
+    return bool(_RANKS.search(question))
+
+
+def _rows_together(siblings: list[tuple[int, str]]) -> str:
+    """A table's rows in words, read together: a ranking compares them, one row alone
+    cannot say it is the largest."""
+    rows = [u for _, u in sorted(siblings)][:TABLE_ROWS]
+    return " | ".join(rows)
 
 
 _ANAPHOR = re.compile(
