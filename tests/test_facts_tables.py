@@ -299,6 +299,39 @@ def test_later_parts_of_a_cut_table_take_the_first_parts_years_and_statement() -
     assert {f.statement for f in facts} == {model.INCOME}
 
 
+def _parts(path: str, *grids: str) -> list[SimpleNamespace]:
+    return [
+        SimpleNamespace(
+            ordinal=i, kind="table", page_start=59, page_end=59, content=f"{path}\n\n{g}"
+        )
+        for i, g in enumerate(grids)
+    ]
+
+
+BALANCE_HEAD = "|(MILLIONS) Assets|As of December 31, 2021|As of December 31, 2020|\n|---|---|---|"
+BALANCE_PARTS = (
+    BALANCE_HEAD
+    + "\n|Cash and cash equivalents|$1,944|$1,786|\n|Total current assets|59,693|35,576|",
+    BALANCE_HEAD + "\n|Goodwill|49,208|49,556|\n|Total assets|$181,476|$154,229|",
+    BALANCE_HEAD + "\n|Long-term debt|36,195|37,133|\n|Total liabilities|104,013|90,756|",
+)
+
+
+def test_a_cut_statement_is_known_by_the_rows_of_all_its_parts() -> None:
+    # Pfizer's balance sheet: its PDF page's heading is the page before's title.
+    drifted = _parts("Item 8 > Consolidated Statements of Comprehensive Income", *BALANCE_PARTS)
+    facts = table_facts(drifted, FiscalCalendar(12))
+    assert {f.statement for f in facts} == {model.BALANCE}
+    # 3M's title cut by the parser ("Balance Shee t") under the statements' Item.
+    cut = _parts(
+        "Item 8. Financial Statements and Supplementary Data > Balance Shee t", *BALANCE_PARTS
+    )
+    assert {f.statement for f in table_facts(cut, FiscalCalendar(12))} == {model.BALANCE}
+    # An investee's summarized balance sheet in the notes is not the filer's.
+    note = _parts("Notes to Consolidated Financial Statements > Investment in ViiV", *BALANCE_PARTS)
+    assert {f.statement for f in table_facts(note, FiscalCalendar(12))} == {model.OTHER_TABLE}
+
+
 def test_a_notes_title_names_no_primary_statement() -> None:
     lines = ["Item 1 > Note 8 - Balance Sheet Components"]
     assert classify_statement(lines, ["Total other long-term liabilities"]) == model.OTHER_TABLE

@@ -23,7 +23,9 @@ from finrag.facts.periods import FiscalCalendar
 from finrag.facts.table_facts import (
     header_rows_of,
     read_table_chunk,
+    rows_overrule,
     split_table_chunk,
+    statement_of_parts,
     table_units,
 )
 
@@ -77,18 +79,20 @@ def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]
     statement: str | None = None
     first_header: list[list[str]] = []
     run: list[Fact] = []  # the facts of the table being read, its parts so far
+    first_lines: list[str] = []  # the headings and title above its first part
     default_units = document_units(chunks)
     for chunk in chunks:
         if chunk.kind != "table":
             previous = None
-            facts += _one_statement(run)
+            facts += _one_statement(run, first_lines)
             run = []
             continue
         continues = previous is not None and _header(previous) == _header(chunk)
         if not continues:
-            facts += _one_statement(run)
+            facts += _one_statement(run, first_lines)
             run = []
             first_header = header_rows_of(chunk.content)
+            first_lines = _context_lines(chunk.content)
         found, open_sections = read_table_chunk(
             chunk.content,
             page=chunk.page_start,
@@ -102,18 +106,27 @@ def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]
         run += found
         statement = found[0].statement if found else statement
         previous = chunk
-    return facts + _one_statement(run)
+    return facts + _one_statement(run, first_lines)
 
 
-def _one_statement(parts: list[Fact]) -> list[Fact]:
+def _context_lines(content: str) -> list[str]:
+    found = split_table_chunk(content)
+    return found.lines if found else []
+
+
+def _one_statement(parts: list[Fact], lines: Sequence[str]) -> list[Fact]:
     """The parts of one cut table are one statement: a first part whose rows gave no
     sign of it (revenues and costs, before the "Net income" of a later part) is the
-    statement its later parts are."""
+    statement its later parts are; parts none of which named it alone are the statement
+    their rows together show (finrag.facts.table_facts.statement_of_parts)."""
     kinds = {f.statement for f in parts} - {model.OTHER_TABLE}
+    if not kinds and len({f.chunk_ordinal for f in parts}) > 1:
+        kinds = {statement_of_parts(lines, [f.label or "" for f in parts])} - {model.OTHER_TABLE}
     if len(kinds) != 1:
         return parts
     (kind,) = kinds
-    return [replace(f, statement=kind) if f.statement == model.OTHER_TABLE else f for f in parts]
+    kind = rows_overrule(kind, [f.label or "" for f in parts])
+    return [replace(f, statement=kind) if f.statement != kind else f for f in parts]
 
 
 def document_units(chunks: Sequence[Chunk]) -> Units | None:

@@ -217,6 +217,49 @@ def classify_statement(context_lines: Sequence[str], labels: Sequence[str]) -> s
     return model.OTHER_TABLE
 
 
+def statement_of_parts(context_lines: Sequence[str], labels: Sequence[str]) -> str:
+    """The statement a table cut into parts is, from the rows of all its parts, when
+    none named it alone: a PDF page's headings can be the page before's (Pfizer's
+    balance sheet under "Consolidated Statements of Comprehensive Income", 3M's under a
+    title the parser cut, "Balance Shee t"). Only under a statement's heading or the
+    financial statements' Item, never in the notes or MD&A, whose summarized balance
+    sheets (an investee's "Total assets") are not the filer's."""
+    path = next((line for line in context_lines if " > " in line), "")
+    parts = path.split(" > ")
+    under_statements = any(_STATEMENTS_ITEM.search(part) for part in parts) or any(
+        p.search(part) for part in parts for _, p in _STATEMENT_TITLES
+    )
+    if not under_statements or any(
+        _MDA.search(line)
+        or _NOTE.search(line)
+        or _NON_GAAP.search(line)
+        or _NOTES_HEADING.search(line)
+        for line in context_lines
+    ):
+        return model.OTHER_TABLE
+    return _by_rows(labels)
+
+
+def _by_rows(labels: Sequence[str], kinds: Sequence[str] | None = None) -> str:
+    for kind, needed, patterns in _ROW_SIGNS:
+        if kind == model.EQUITY or (kinds is not None and kind not in kinds):
+            continue
+        hits = sum(any(re.search(p, label.strip(), re.I) for label in labels) for p in patterns)
+        if hits >= needed:
+            return kind
+    return model.OTHER_TABLE
+
+
+def rows_overrule(kind: str, labels: Sequence[str]) -> str:
+    """A comprehensive-income or equity statement whose rows are a balance sheet's or a
+    cash-flow statement's ("Total assets", "Total liabilities") is that statement: a PDF
+    page's heading can be the page before's. Those rows are never printed in the former."""
+    if kind not in (model.COMPREHENSIVE, model.EQUITY):
+        return kind
+    found = _by_rows(labels, (model.BALANCE, model.CASH_FLOW))
+    return kind if found == model.OTHER_TABLE else found
+
+
 def _titled_in_corner(corner: str, context_lines: Sequence[str]) -> str:
     """A PDF parser may keep a statement's title as the grid's top-left cell, under
     headings left from the page before ("Consolidated Balance Sheets" over Corning's
