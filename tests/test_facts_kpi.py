@@ -170,6 +170,43 @@ NORTHWIND = """\
 """
 
 
+# Tax printed two ways: as a subtraction, "(411)" between pretax income and net income
+# (Corning's and Verizon's statements), and as a benefit in a "Provision for (benefit
+# from)" row that adds to pretax income (Adobe's fiscal 2020).
+SOUTHWIND = """\
+# Southwind Glass, Inc. Form 10-K for the fiscal year ended December 31, 2024
+
+## Item 8. Financial Statements
+
+### CONSOLIDATED STATEMENTS OF INCOME
+
+(In millions)
+
+|(In millions)|Year ended December 31, 2024|Year ended December 31, 2023|
+|---|---|---|
+|Net sales|14,189|14,082|
+|Income before income taxes|1,797|2,426|
+|Provision for (benefit from) income taxes|(411)|(491)|
+|Net income|1,386|1,935|
+"""
+EASTWIND = """\
+# Eastwind Software, Inc. Form 10-K for the fiscal year ended December 31, 2024
+
+## Item 8. Financial Statements
+
+### CONSOLIDATED STATEMENTS OF INCOME
+
+(In millions)
+
+|(In millions)|Year ended December 31, 2024|Year ended December 31, 2023|
+|---|---|---|
+|Total revenue|12,868|11,171|
+|Income before income taxes|4,176|3,205|
+|Provision for (benefit from) income taxes|(1,084)|254|
+|Net income|5,260|2,951|
+"""
+
+
 @pytest.fixture(scope="module")
 def kpi_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One store for the module: Apple's 10-K and NVIDIA's 10-Q (when ../shared holds
@@ -179,7 +216,11 @@ def kpi_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     home = folder / "home"
     northwind = folder / "NORTHWIND_2024_10K.md"
     northwind.write_text(NORTHWIND)
-    paths = [northwind, *(path for path in (AAPL_10K, NVDA_10Q) if path.is_file())]
+    others = []
+    for name, text in (("SOUTHWIND_2024_10K.md", SOUTHWIND), ("EASTWIND_2024_10K.md", EASTWIND)):
+        others.append(folder / name)
+        others[-1].write_text(text)
+    paths = [northwind, *others, *(path for path in (AAPL_10K, NVDA_10Q) if path.is_file())]
     with ingested_home(home, paths):
         yield home
 
@@ -503,3 +544,14 @@ def test_the_cover_page_answers_symbol_exchange_and_filer_category(segment_asker
     assert year_end.answer.startswith("Apple's fiscal year ends on September 28 [1]")
     filer = segment_asker.ask("What is Apple's filer category?")
     assert filer.answer == "Apple's filer category is Large accelerated filer [1]."
+
+
+def test_a_tax_printed_as_a_subtraction_is_an_expense_and_a_benefit_stays_one(conn) -> None:
+    southwind = compute(conn, _company(conn, "Southwind"), kpi("effective_tax_rate"), FY2024)
+    assert isinstance(southwind, KpiValue), southwind
+    assert southwind.expression == "100 * 411000000 / 1797000000"  # 22.9 %, not -22.9 %
+    eastwind = compute(conn, _company(conn, "Eastwind"), kpi("effective_tax_rate"), FY2024)
+    assert isinstance(eastwind, KpiValue), eastwind
+    assert eastwind.expression == "100 * -1084000000 / 4176000000"  # a benefit: -26.0 %
+    prior = compute(conn, _company(conn, "Eastwind"), kpi("effective_tax_rate"), Period(2023))
+    assert isinstance(prior, KpiValue) and prior.expression == "100 * 254000000 / 3205000000"

@@ -282,6 +282,8 @@ class MetricResolver:
             )
         assert best.value is not None
         value = metric.natural_value(best.value)
+        if metric.name == "income_tax_expense" and value < 0 and self._subtracted(best):
+            value = -value
         restated: dict[int, StoredFact] = {}
         for _, f in sorted(ranked, key=lambda pair: pair[0]):
             if (
@@ -294,6 +296,42 @@ class MetricResolver:
             ):
                 restated.setdefault(f.document_id, f)
         return MetricValue(metric, period_key(best), value, best, tuple(restated.values()))
+
+    def _subtracted(self, tax: StoredFact) -> bool:
+        """Whether a negative tax cell is an expense printed as a subtraction: Corning's
+        "Provision for income taxes (411)" under pretax income of 1,797 and above net
+        income of 1,386. A benefit printed "(1,084)" in a "Provision for (benefit from)"
+        row is added (pretax 4,177 + 1,084 = net income 5,261) and stays negative."""
+        if tax.source != "table" or tax.value is None:
+            return False
+        same = [
+            f
+            for f in self._statement_facts(("income_statement",))
+            if f.document_id == tax.document_id
+            and f.table_row is not None
+            and f.months == tax.months
+            and (f.fiscal_year, f.fiscal_quarter) == (tax.fiscal_year, tax.fiscal_quarter)
+            and f.value is not None
+        ]
+
+        # Where a row is printed: its chunk (a long statement is cut into parts), then its row.
+        def place(f: StoredFact) -> tuple[int, int]:
+            return (f.chunk_id or 0, f.table_row or 0)
+
+        pretax = next((f for f in same if place(f) < place(tax) and _is(f, "pretax_income")), None)
+        after = next(
+            (
+                f
+                for f in sorted(same, key=place)
+                if place(f) > place(tax)
+                and (_is(f, "net_income_including_noncontrolling") or _is(f, "net_income"))
+            ),
+            None,
+        )
+        if pretax is None or after is None:
+            return False
+        tolerance = max(abs(after.value) * Decimal("0.002"), Decimal(1_000_000))
+        return abs(pretax.value + tax.value - after.value) <= tolerance
 
     def ranked_facts(self, metric: Metric) -> list[tuple[tuple, StoredFact]]:
         """Every stored fact that reports ``metric``, with its preference rank (lower wins)."""
@@ -354,6 +392,10 @@ class MetricResolver:
             # balance at that year's end.
             return fact.fiscal_year == year
         return (fact.fiscal_year, fact.fiscal_quarter) == (year, quarter or 4)
+
+
+def _is(fact: StoredFact, metric_name: str) -> bool:
+    return is_metric(fact, find_metric(metric_name))
 
 
 def _ambiguity(metric: Metric, label: str, candidates: tuple[MetricValue, ...]) -> str:

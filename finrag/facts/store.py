@@ -129,6 +129,7 @@ class StoredFact:
     failures: list[str] = field(default_factory=list)  # "check: why" of those failed
     verified: bool = False
     filed: date | None = None  # the filing's period end: which of two filings is later
+    table_row: int | None = None  # a table fact's data row (rows above it come first)
 
     @property
     def unverified_reason(self) -> str | None:
@@ -147,7 +148,7 @@ _SELECT = """
 SELECT f.id, d.path, f.document_id, c.name, f.source, f.concept, f.label, f.parents, f.value,
        f.unit, f.period_start, f.period_end, f.instant, f.months, f.fiscal_year,
        f.fiscal_quarter, f.dimensions, f.statement, f.page, f.chunk_id, f.printed,
-       f.checks, f.failures, f.verified, d.period_end
+       f.checks, f.failures, f.verified, d.period_end, f.table_row
 FROM facts f JOIN documents d ON d.id = f.document_id LEFT JOIN companies c ON c.id = f.company_id
 """
 
