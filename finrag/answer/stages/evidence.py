@@ -31,7 +31,6 @@ PRIOR_WEIGHT = 0.15
 FROM_TOP_CHUNKS = 3  # the best retrieved chunks each give a unit when there is room
 KEEP_SHARE = 0.55  # a selected unit scores at least this share of the best one
 NUMBER_WEIGHT = 0.2  # a figure asked for: a unit that prints one
-TABLE_ROWS = 8  # a ranking question reads a chosen row's table, up to this many rows
 
 _WORD = re.compile(r"[a-z][a-z'&-]*[a-z]|[a-z]")
 _STOP_WORDS = """
@@ -304,19 +303,9 @@ def select(
     by_chunk: dict[int, list[tuple[int, str]]] = {}
     for chunk, unit, i in pool:
         by_chunk.setdefault(id(chunk), []).append((i, unit))
-    ranks = ranks_rows(question)
     evidence = []
-    tables_read: set[int] = set()
-    for score, lexical, _cue, chunk, unit, i in chosen:
-        siblings = by_chunk.get(id(chunk), [])
-        if ranks and chunk.hit.kind == "table":
-            if id(chunk) in tables_read:
-                continue  # its rows are already quoted together
-            tables_read.add(id(chunk))
-            text = _rows_together(siblings)
-        else:
-            text = _with_antecedent(unit, siblings, i)
-        n = len(evidence) + 1
+    for n, (score, lexical, _cue, chunk, unit, i) in enumerate(chosen, 1):
+        text = _with_antecedent(unit, by_chunk.get(id(chunk), []), i)
         evidence.append(Evidence(n, text, chunk, round(score, 4), round(lexical, 4)))
     return Selection(evidence, len(pool), closest, terms)
 
@@ -329,27 +318,10 @@ _ASKS_FIGURE = re.compile(
     re.I,
 )
 _FIGURE = re.compile(r"[$€£]\s?\d|\d[\d,]*(?:\.\d+)?\s?(?:%|percent|million|billion)|\d{1,3},\d{3}")
-# A question that ranks or compares the rows of one table: which segment, the largest.
-_RANKS = re.compile(
-    r"\b(which|what)\b.{0,80}\b(highest|lowest|largest|smallest|biggest|most|least|best|"
-    r"worst|fastest|slowest|top|greatest|weakest|strongest)\b|\brank",
-    re.I,
-)
 
 
 def asks_for_figure(question: str) -> bool:
     return bool(_ASKS_FIGURE.search(question))
-
-
-def ranks_rows(question: str) -> bool:
-    return bool(_RANKS.search(question))
-
-
-def _rows_together(siblings: list[tuple[int, str]]) -> str:
-    """A table's rows in words, read together: a ranking compares them, one row alone
-    cannot say it is the largest."""
-    rows = [u for _, u in sorted(siblings)][:TABLE_ROWS]
-    return " | ".join(rows)
 
 
 _ANAPHOR = re.compile(
