@@ -12,7 +12,7 @@ import os
 import pytest
 
 from finrag.answer.pipeline import Asker
-from finrag.answer.stages.compose import is_yes_no, reply_model
+from finrag.answer.stages.compose import asks_one_pick, is_yes_no, reply_model
 from finrag.answer.stages.evidence import needs_arithmetic, select, units
 from finrag.errors import ExitCode
 from finrag.llm.base import LLMError, json_schema
@@ -132,6 +132,13 @@ def test_the_reply_schema_holds_sources_to_the_quotes_shown() -> None:
     llm = FakeLLM([{"answerable": True, "claims": [{"text": "x", "source": 7}]}])
     with pytest.raises(LLMError, match="does not fit EvidenceAnswer"):
         llm.chat([{"role": "user", "content": "q"}], output=reply_model([1, 2], yes_no=False))
+
+
+def test_a_question_after_one_pick_gets_one_claim() -> None:
+    assert asks_one_pick("Which segment had the largest operating income for ACME in 2023?")
+    assert not asks_one_pick("What drove ACME's revenue growth in 2023?")
+    schema = json_schema(reply_model([1, 2], yes_no=False, max_claims=1))
+    assert schema["properties"]["claims"]["maxItems"] == 1
 
 
 def test_question_kinds() -> None:

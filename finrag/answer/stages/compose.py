@@ -31,12 +31,26 @@ _YES_NO = re.compile(
 _MARKS = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
 
 
+# A question after one pick: "which segment grew fastest", "what was the largest ...".
+_ONE_PICK = re.compile(
+    r"\b(which|what)\b.{0,80}\b(highest|lowest|largest|smallest|biggest|most|least|best|"
+    r"worst|fastest|slowest|greatest|weakest|strongest|top)\b",
+    re.I,
+)
+
+
 def is_yes_no(question: str) -> bool:
     return bool(_YES_NO.match(question))
 
 
-def reply_model(ids: Sequence[int], yes_no: bool) -> type[BaseModel]:
-    """The schema the reply is held to: sources only among ``ids``."""
+def asks_one_pick(question: str) -> bool:
+    return bool(_ONE_PICK.search(question))
+
+
+def reply_model(ids: Sequence[int], yes_no: bool, max_claims: int = MAX_CLAIMS) -> type[BaseModel]:
+    """The schema the reply is held to: sources only among ``ids``; ``max_claims`` 1 for a
+    question after one pick, where the small model otherwise fills every claim with
+    another candidate ("the largest was A [1]. The largest was B [2].")."""
     source = Literal[tuple(ids)]  # type: ignore[valid-type]
     claim = create_model(
         "Claim",
@@ -47,7 +61,7 @@ def reply_model(ids: Sequence[int], yes_no: bool) -> type[BaseModel]:
     if yes_no:
         fields["decisive"] = (source, ...)
         fields["verdict"] = (Literal["Yes", "No"], ...)
-    fields["claims"] = (list[claim], Field(max_length=MAX_CLAIMS))
+    fields["claims"] = (list[claim], Field(max_length=max_claims))
     return create_model("EvidenceAnswer", **fields)
 
 
@@ -69,7 +83,9 @@ def compose(
     on_progress: OnToken | None = None,
 ) -> Composed:
     yes_no = is_yes_no(question)
-    output = reply_model([e.n for e in evidence], yes_no)
+    output = reply_model(
+        [e.n for e in evidence], yes_no, 1 if asks_one_pick(question) else MAX_CLAIMS
+    )
     messages = load_prompt("evidence_answer").messages(
         quotes="\n".join(e.render() for e in evidence), question=question.strip()
     )
