@@ -10,7 +10,12 @@ import pytest
 from finrag.facts import model
 from finrag.facts.cells import parse_cell, read_units
 from finrag.facts.periods import FiscalCalendar, parse_period
-from finrag.facts.table_facts import classify_statement, column_headings, facts_from_table_chunk
+from finrag.facts.table_facts import (
+    DocumentPeriod,
+    classify_statement,
+    column_headings,
+    facts_from_table_chunk,
+)
 
 # Header strings as the filings print them (EDGAR HTML and the dev PDFs), with the period
 # each names: (end, months, instant, fiscal year, fiscal quarter).
@@ -354,3 +359,94 @@ def test_the_opening_cash_of_a_year_to_date_column_is_the_prior_fiscal_year_end(
     opening = {f.printed: f.period for f in facts}
     assert opening["$29,943"].instant and opening["$29,943"].fiscal_year == 2024
     assert opening["$30,737"].fiscal_year == 2023
+    assert opening["$29,943"].fiscal_quarter == 4  # the balance at the fiscal year's end
+
+
+# Statement-of-operations headers as the PDF pipeline reads 10-Qs printed by Chromium
+# from EDGAR (P&G Q3 FY2025, Tesla and Boeing Q2 2025): spanned headers cut anywhere.
+CUT_10Q_HEADERS = [
+    (
+        [
+            "",
+            "Three Months 3 2025",
+            "Ended March 1 2024",
+            "Nine Months 3 2025",
+            "Ended March 1 2024",
+        ],
+        date(2025, 3, 31),
+        [(2025, 3), (2024, 3), (2025, 9), (2024, 9)],
+    ),
+    (
+        [
+            "Revenues",
+            "Three Months 2025",
+            "Ended June 30, 2024",
+            "Six Months Ended June 30, 2025",
+            "Six Months Ended June 30, 2024",
+        ],
+        date(2025, 6, 30),
+        [(2025, 3), (2024, 3), (2025, 6), (2024, 6)],
+    ),
+    (
+        [
+            "(Dollars in millions)",
+            "Six months e 30 2025",
+            "nded June 2024",
+            "Three mont Junehs ended 30 2025",
+            "Three mont Junehs ended 30 2024",
+        ],
+        date(2025, 6, 30),
+        [(2025, 6), (2024, 6), (2025, 3), (2024, 3)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("header", "end", "expected"), CUT_10Q_HEADERS)
+def test_a_10q_header_cut_apart_is_read_as_its_quarter_and_year_to_date(
+    header: list[str], end: date, expected: list[tuple[int, int]]
+) -> None:
+    # Read alone, these columns came out as whole fiscal years or as balances: a wrong
+    # period on every figure of the statement.
+    alone = column_headings([header], [1, 2, 3, 4], instant_default=False)
+    assert any(p.months == 12 or p.instant for p, _ in alone.values())
+    quarterly = DocumentPeriod(end, quarterly=True)
+    headings = column_headings([header], [1, 2, 3, 4], instant_default=False, document=quarterly)
+    assert [(p.end.year, p.months) for p, _ in headings.values()] == expected
+    assert all(p.end.replace(year=end.year) == end for p, _ in headings.values())
+    assert all(qualifier is None for _, qualifier in headings.values())
+
+
+def test_a_bare_year_in_a_quarterly_report_is_never_a_whole_fiscal_year() -> None:
+    quarterly = DocumentPeriod(date(2025, 6, 30), quarterly=True)
+    headings = column_headings([["", "2025", "2024"]], [1, 2], False, document=quarterly)
+    assert [p.known for p, _ in headings.values()] == [False, False]
+    annual = column_headings([["Years ended", "2025", "2024"]], [1, 2], False, document=quarterly)
+    assert [p.months for p, _ in annual.values()] == [12, 12]
+
+
+def test_a_day_printed_once_over_bare_years_dates_them() -> None:
+    # Boeing's statement of financial position: "December 31," sits in the label column.
+    content = (
+        "Consolidated Statements of Financial Position\n\n"
+        "|(Dollars in millions) December 31, Assets|2024|2023|\n|---|---|---|\n"
+        "|Total assets|$156,363|$137,012|\n"
+    )
+    facts = facts_from_table_chunk(content, page=58, chunk_ordinal=0, calendar=FiscalCalendar(12))
+    periods = [f.period for f in facts]
+    assert [(p.end, p.instant, p.fiscal_year, p.fiscal_quarter) for p in periods] == [
+        (date(2024, 12, 31), True, 2024, 4),
+        (date(2023, 12, 31), True, 2023, 4),
+    ]
+    # A retailer's year named for its start: the printed year is the date's, not the name.
+    retailer = FiscalCalendar(1, naming=-1, weeks=True)
+    facts = facts_from_table_chunk(
+        content.replace("December 31,", "February 3,"), page=1, chunk_ordinal=0, calendar=retailer
+    )
+    assert facts[0].period.fiscal_year == 2023
+    stacked = column_headings(
+        [["", "June 30,", "December 31,"], ["", "2025", "2024"]], [1, 2], True
+    )
+    assert [(p.end, q) for p, q in stacked.values()] == [
+        (date(2025, 6, 30), None),
+        (date(2024, 12, 31), None),
+    ]

@@ -10,13 +10,14 @@ column names no period is kept with the period unknown, never guessed.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 
 from finrag.facts import model
 from finrag.facts.cells import Units, parse_cell, read_units
 from finrag.facts.model import Fact
-from finrag.facts.periods import FiscalCalendar, Period, parse_period
+from finrag.facts.periods import FiscalCalendar, Period, month_number, parse_period
 from finrag.tables import parse_markdown_table
 
 # Pieces of a period in a header, in the order they are read off a joined header row.
@@ -148,6 +149,44 @@ _STATEMENT_SUBTOTAL = re.compile(
 )
 
 
+# A span's number of months as a cut header may leave it: "Three mont" | "hs ended".
+_CUT_SPAN = re.compile(
+    r"\b(three|six|nine|twelve|thirteen|twenty[\s-]?six|thirty[\s-]?nine|\d{1,2})[\s-]*"
+    r"(mon|wee)",
+    re.I,
+)
+_CUT_SPAN_WORDS = {
+    "three": 3,
+    "six": 6,
+    "nine": 9,
+    "twelve": 12,
+    "thirteen": 13,
+    "twentysix": 26,
+    "thirtynine": 39,
+}
+_MONTH_DAY = (
+    r"(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})"
+)
+_DAY_WITHOUT_YEAR = re.compile(r"\b" + _MONTH_DAY + r"(?!\d)(?!,?\s*(?:19|20)\d{2})", re.I)
+_DATE_IN_HEADER = re.compile(r"\b" + _MONTH_DAY + r",?\s+(?:19|20)\d{2}", re.I)
+_YEAR_WORDS = re.compile(r"\byears?\b|twelve|fifty", re.I)
+_ANY_YEAR = re.compile(r"(?<![\d,.$])((?:19|20)\d{2})(?![\d,.%])")
+_MONTH_NAME = re.compile(
+    r"\b(january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?(?![a-z])",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class DocumentPeriod:
+    """What the filing says of its own period (its cover): where its quarterly
+    statements' columns end, for headers a PDF cut apart."""
+
+    end: date | None = None
+    quarterly: bool = False  # a 10-Q: its columns span 3, 6 or 9 months, never a year
+
+
 @dataclass(frozen=True)
 class TableContext:
     """What a table chunk says around its grid."""
@@ -229,6 +268,7 @@ def read_table_chunk(
     continued: Sequence[str] | None = None,
     default_units: Units | None = None,
     continued_statement: str | None = None,
+    document: DocumentPeriod | None = None,
 ) -> tuple[list[Fact], list[str]]:
     """The facts of a table chunk and the section rows open at its end. ``continued``:
     the section rows open where the previous part of the same table ended (long tables
@@ -254,7 +294,9 @@ def read_table_chunk(
     if statement == model.OTHER_TABLE and continued_statement is not None:
         statement = continued_statement  # the liabilities half of a cut balance sheet
     units = table_units(found, header_rows) or default_units or Units()
-    headings = column_headings(header_rows, value_columns, statement == model.BALANCE)
+    headings = column_headings(
+        header_rows, value_columns, statement == model.BALANCE, document=document
+    )
 
     facts: list[Fact] = []
     parents: list[str] = list(continued or [])
@@ -274,7 +316,7 @@ def read_table_chunk(
             parents = []
         for j, number in numbers:
             period, qualifier = headings[j]
-            period = _balance_row_period(label, calendar.resolve(period))
+            period = calendar.resolve(_balance_row_period(label, calendar.resolve(period)))
             scale = units.scale_for(label, number.percent, parents)
             facts.append(
                 Fact(
@@ -318,7 +360,7 @@ def _balance_row_period(label: str, period: Period) -> Period:
         # runs from the fiscal year's start), opens at the previous fiscal year's end.
         year_to_date = period.months in (6, 9, 12) and period.fiscal_quarter is None
         if year_to_date and period.fiscal_year:
-            return Period(instant=True, fiscal_year=period.fiscal_year - 1)
+            return Period(instant=True, fiscal_year=period.fiscal_year - 1, fiscal_quarter=4)
         return Period()  # the start of a quarter: a date the header does not give
     if _ENDING.search(label):
         return replace(period, instant=True, months=None, start=None)
@@ -326,10 +368,15 @@ def _balance_row_period(label: str, period: Period) -> Period:
 
 
 def column_headings(
-    header_rows: Sequence[Sequence[str]], value_columns: Sequence[int], instant_default: bool
+    header_rows: Sequence[Sequence[str]],
+    value_columns: Sequence[int],
+    instant_default: bool,
+    *,
+    document: DocumentPeriod | None = None,
 ) -> dict[int, tuple[Period, str | None]]:
     """Each value column's period, and the words that qualify it beyond the period
-    ("Gross Carrying Amount"), from the header rows above the data."""
+    ("Gross Carrying Amount"), from the header rows above the data. ``document``: the
+    filing's own period, for a quarterly report's headers cut apart in a PDF."""
     pieces: dict[int, list[str]] = {j: [] for j in value_columns}
     qualifiers: dict[int, list[str]] = {j: [] for j in value_columns}
     for row in header_rows:
@@ -337,7 +384,7 @@ def column_headings(
             pieces[j].append(text)
         for j in value_columns:
             cell = row[j].strip() if j < len(row) else ""
-            rest = _PERIOD_PIECE.sub(" ", cell).strip(" ,-|")
+            rest = _DAY_WITHOUT_YEAR.sub(" ", _PERIOD_PIECE.sub(" ", cell)).strip(" ,-|")
             # "ASSETS:" spanned over the date columns heads rows, not a column.
             heading = rest.endswith(":")
             rest = rest.strip(" :")
@@ -349,6 +396,13 @@ def column_headings(
     if not instant_default:
         periods = _share_lone_span(periods)
     periods = _years_under_a_span(periods, pieces)
+    periods = _one_day_over_years(periods, header_rows)
+    if document is not None and document.quarterly and not instant_default:
+        raw = {j: " ".join(r[j] for r in header_rows if j < len(r)) for j in value_columns}
+        says_year = any(_YEAR_WORDS.search(c) for row in header_rows for c in row)
+        periods, completed = _quarterly_columns(periods, raw, document.end, says_year)
+        for j in completed:
+            qualifiers[j] = []  # "Six months e 30": the period's own words, cut
     out: dict[int, tuple[Period, str | None]] = {}
     for j in value_columns:
         period = periods[j]
@@ -382,6 +436,118 @@ def _years_under_a_span(
                 continue
         previous = out[j] if out[j].end else previous
     return out
+
+
+def _quarterly_columns(
+    periods: dict[int, Period], raw: dict[int, str], end: date | None, says_year: bool
+) -> tuple[dict[int, Period], set[int]]:
+    """A quarterly report's duration columns, where its header was cut apart, and the
+    columns it completed.
+
+    A PDF cuts "Three Months Ended March 31" spanned over "2025 | 2024" anywhere ("Three
+    Months 3 2025" | "Ended March 1 2024", "Three mont" | "Junehs ended 30 2025"),
+    leaving a bare year (read as a whole fiscal year), a date without its span (read as
+    a balance) or a day cut short. A 10-Q's statements report spans of 3, 6 or 9 months
+    ending on its period's day: each such column takes the span its own cells name or,
+    failing that, the nearest one to its left (a spanned header's words land in its
+    first column), and ends on the cover's day of the year it prints. A column it cannot
+    complete is left unknown: in a quarterly report a bare year is never a whole fiscal
+    year unless its header says a year."""
+
+    def whole(period: Period) -> bool:
+        if period.instant:
+            return True  # "As of June 30, 2025": a balance, not a span
+        if period.end is None or period.months is None:
+            return False
+        if period.months == 12 and not says_year:
+            return False
+        cut_day = end is not None and period.end.month == end.month
+        return not (cut_day and abs(period.end.day - end.day) > 7)
+
+    broken = [j for j, p in periods.items() if not whole(p)]
+    if not broken:
+        return periods, set()
+    out = dict(periods)
+    spans = {j: _cut_span(text) for j, text in raw.items()}
+    if not any(spans.values()):
+        for j in broken:  # no span named anywhere: only a bare year is surely wrong
+            if periods[j].months == 12 and not says_year:
+                out[j] = Period()
+        return out, set()
+    named = {m.group(1).lower()[:3] for text in raw.values() for m in _MONTH_NAME.finditer(text)}
+    fits = end is not None and named <= {end.strftime("%b").lower()}
+    span: int | None = None
+    done = set()
+    for j, period in periods.items():
+        span = spans[j] or span
+        if j not in broken:
+            continue
+        year = _column_year(raw[j], period)
+        if fits and end is not None and span and year is not None and year <= end.year:
+            out[j] = Period(end=_same_day(end, year), months=span)
+            done.add(j)
+        else:
+            out[j] = Period()  # a date whose span is lost, or a year: not this column's
+    return out, done
+
+
+def _cut_span(text: str) -> int | None:
+    found = _CUT_SPAN.search(text)
+    if not found:
+        return None
+    raw = re.sub(r"[\s-]", "", found.group(1).lower())
+    n = int(raw) if raw.isdigit() else _CUT_SPAN_WORDS[raw]
+    months = round(n / 4.33) if found.group(2).lower() == "wee" else n
+    return months if months in (3, 6, 9) else None
+
+
+def _column_year(text: str, period: Period) -> int | None:
+    if period.end is not None:
+        return period.end.year
+    years = _ANY_YEAR.findall(text)
+    return int(years[-1]) if years else period.fiscal_year
+
+
+def _same_day(end: date, year: int) -> date:
+    try:
+        return end.replace(year=year)
+    except ValueError:  # February 29
+        return end.replace(year=year, day=28)
+
+
+def _one_day_over_years(
+    periods: dict[int, Period], header_rows: Sequence[Sequence[str]]
+) -> dict[int, Period]:
+    """Bare years under a day printed without a year: "June 30," over "2025" in the same
+    column, or the one day of the whole header ("December 31," over "2024 | 2023", often
+    in the label column). The year printed is the date's, not necessarily the fiscal
+    year's name, which the calendar then gives."""
+    if any(_DATE_IN_HEADER.search(c) for row in header_rows for c in row):
+        return periods
+    everywhere = _days(cell for row in header_rows for cell in row)
+    out = dict(periods)
+    for j, period in periods.items():
+        if period.end is not None or not period.fiscal_year or period.fiscal_quarter:
+            continue
+        own = _days(row[j] for row in header_rows if j < len(row))
+        days = own or everywhere
+        if len(days) != 1:
+            continue
+        ((month, day),) = days
+        try:
+            end = date(period.fiscal_year, month, day)
+        except ValueError:
+            continue
+        out[j] = replace(period, end=end, fiscal_year=None)
+    return out
+
+
+def _days(cells: Iterable[str]) -> set[tuple[int, int]]:
+    return {
+        (month_number(m.group("month")[:3]) or 0, int(m.group("day")))
+        for cell in cells
+        for m in _DAY_WITHOUT_YEAR.finditer(cell)
+    }
 
 
 def _share_lone_span(periods: dict[int, Period]) -> dict[int, Period]:
