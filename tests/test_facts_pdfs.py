@@ -58,8 +58,8 @@ def year(fiscal_year: int, end: date | None = None) -> Period:
 
 
 def balance(fiscal_year: int, end: date | None = None) -> Period:
-    # A dated balance at the fiscal year end is placed in the year's fourth quarter too.
-    return Period(end=end, instant=True, fiscal_year=fiscal_year, fiscal_quarter=4 if end else None)
+    # A balance at the fiscal year end, dated or not, is placed in the year's fourth quarter.
+    return Period(end=end, instant=True, fiscal_year=fiscal_year, fiscal_quarter=4)
 
 
 MMM = Statement("3M_2018_10K", PDFS / "3M_2018_10K.pdf", (60,), 12, model.CASH_FLOW)

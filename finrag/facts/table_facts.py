@@ -363,7 +363,9 @@ def _balance_row_period(label: str, period: Period) -> Period:
             return Period(instant=True, fiscal_year=period.fiscal_year - 1, fiscal_quarter=4)
         return Period()  # the start of a quarter: a date the header does not give
     if _ENDING.search(label):
-        return replace(period, instant=True, months=None, start=None)
+        # A whole year's column closes at its fiscal year's end: the fourth quarter's.
+        quarter = 4 if period.months == 12 else period.fiscal_quarter
+        return replace(period, instant=True, months=None, start=None, fiscal_quarter=quarter)
     return period
 
 
