@@ -450,3 +450,20 @@ def test_a_day_printed_once_over_bare_years_dates_them() -> None:
         (date(2025, 6, 30), None),
         (date(2024, 12, 31), None),
     ]
+
+
+def test_rows_splitting_a_cash_flow_closing_balance_are_balances_too() -> None:
+    content = (
+        "Consolidated Statements of Cash Flows\n(Dollars in millions)\n\n"
+        "|Years ended December 31,|2024|2023|\n|---|---|---|\n"
+        "|Net cash provided by operating activities|(12,080)|5,960|\n"
+        "|Cash & cash equivalents, including restricted, at end of year|13,822|12,713|\n"
+        "|Less restricted cash & cash equivalents, included in Investments|21|22|\n"
+        "|Cash and cash equivalents at end of year|$13,801|$12,691|\n"
+        "|Cash paid for interest|3,300|2,600|\n"
+    )
+    facts = facts_from_table_chunk(content, page=59, chunk_ordinal=0, calendar=FiscalCalendar(12))
+    period = {f.printed: f.period for f in facts}
+    assert period["21"].instant and period["21"].end == date(2024, 12, 31)
+    assert period["21"].fiscal_quarter == 4
+    assert not period["3,300"].instant and period["3,300"].months == 12

@@ -38,6 +38,12 @@ _BEGINNING = re.compile(
 _ENDING = re.compile(
     r"\bend\s+of\s+(?:the\s+)?(?:year|period)\b|\bending\s+balances?\b|\bending$", re.I
 )
+# A balance of cash, not a flow of it ("Cash paid for interest" follows the balance too).
+_CASH_WORD = re.compile(
+    r"^(?!.*\b(?:paid|received|payments?|proceeds|interest|taxes)\b)"
+    r".*\b(?:restricted\s+cash|cash\s+(?:and|&)\s+cash\s+equivalents)\b",
+    re.I,
+)
 _ENDS_SPAN = re.compile(r"ended[\s:,]*$", re.I)
 _BARE_YEAR = re.compile(r"(?:fiscal\s+)?((?:19|20)\d{2})")
 _STATEMENT_TITLES = (
@@ -302,6 +308,7 @@ def read_table_chunk(
     parents: list[str] = list(continued or [])
     if continued is None and header_rows and header_rows[0][0].rstrip().endswith(":"):
         parents = [header_rows[0][0].rstrip(" :")]  # "Net sales:" heads the first rows
+    closing = False
     for i, row in enumerate(data_rows):
         label = row[0].strip()
         cells = [(j, parse_cell(row[j])) for j in value_columns if j < len(row)]
@@ -314,9 +321,14 @@ def read_table_chunk(
             continue  # a total line without words: its meaning is the sum above it
         if _STATEMENT_SUBTOTAL.match(label):
             parents = []
+        # Below a cash-flow statement's closing balance, the rows that split it ("Less
+        # restricted cash ... included in Investments") are balances at the same date.
+        balance_row = closing and statement == model.CASH_FLOW and _CASH_WORD.search(label)
+        closing = closing or bool(_ENDING.search(label))
         for j, number in numbers:
             period, qualifier = headings[j]
-            period = calendar.resolve(_balance_row_period(label, calendar.resolve(period)))
+            period = _balance_row_period(label, calendar.resolve(period), bool(balance_row))
+            period = calendar.resolve(period)
             scale = units.scale_for(label, number.percent, parents)
             facts.append(
                 Fact(
@@ -350,9 +362,10 @@ def table_units(
     return read_units(*found.lines, *(r[0] for r in header_rows))
 
 
-def _balance_row_period(label: str, period: Period) -> Period:
+def _balance_row_period(label: str, period: Period, closing: bool = False) -> Period:
     """A cash-flow statement's "Cash, beginning of year" row in a year's column is the
-    balance at the previous year's end; "end of year" the balance at this one's."""
+    balance at the previous year's end; "end of year" (or a row splitting it, ``closing``)
+    the balance at this one's."""
     if period.instant or not period.known:
         return period
     if _BEGINNING.search(label):
@@ -362,7 +375,7 @@ def _balance_row_period(label: str, period: Period) -> Period:
         if year_to_date and period.fiscal_year:
             return Period(instant=True, fiscal_year=period.fiscal_year - 1, fiscal_quarter=4)
         return Period()  # the start of a quarter: a date the header does not give
-    if _ENDING.search(label):
+    if closing or _ENDING.search(label):
         # A whole year's column closes at its fiscal year's end: the fourth quarter's.
         quarter = 4 if period.months == 12 else period.fiscal_quarter
         return replace(period, instant=True, months=None, start=None, fiscal_quarter=quarter)
