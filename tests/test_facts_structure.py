@@ -69,3 +69,14 @@ def test_costs_net_income_and_common_shares_by_the_rows_around_them() -> None:
     )
     plain = plain.replace("|Net loss attributable to Boeing shareholders|(11,817)|(2,222)|\n", "")
     assert {k: v for k, v in _read(plain).items() if "Net" in k} == {}
+
+
+def test_a_noncontrolling_share_with_its_words_run_together_is_not_the_parents() -> None:
+    # Boeing's 10-Q printed to PDF and read back: "noncontrollinginterest", one word.
+    from finrag.facts.dictionary import match_label
+
+    glued = "Less: net earnings/(loss)attributable to noncontrollinginterest"
+    found = match_label(glued, "income_statement")
+    assert found is not None and found.name == "net_income_noncontrolling"
+    balance = match_label("Noncontrollinginterests", "balance_sheet")
+    assert balance is not None and balance.name == "noncontrolling_interests"

@@ -80,8 +80,9 @@ _CHANGES_MEANING = re.compile(
 )
 # Words no company's name in a label holds: the slot would be swallowing another line item.
 _NOT_A_COMPANY = re.compile(
-    r"\b(?:noncontrolling|minority|redeemable|preferred|interests?|liabilities|total|equity|"
-    r"per|shares?|basic|diluted)\b"
+    r"\b(?:noncontrolling|minority)"  # "noncontrollinginterest": a PDF drops the space
+    r"|\b(?:redeemable|preferred|interests?|liabilities|total|equity|per|shares?|basic|"
+    r"diluted)\b"
 )
 # The same, at the end of a label: what a cash flow's closing row adds to the balance's name.
 _BALANCE_END = re.compile(
@@ -103,6 +104,7 @@ def label_key(label: str) -> str:
     text = _SLASH_PAIR.sub(" ", _SIGN_PAIR.sub(" ", _PAREN_NUMBER.sub(" ", text)))
     key = normalize_label(text).replace(" & ", " and ")
     key = re.sub(r"\bnon (?=\w)", "non", key)  # non-current, non controlling
+    key = re.sub(r"\b(noncontrolling|minority)(?=interest)", r"\1 ", key)  # PDF-glued words
     key = re.sub(r"\bpre tax\b", "pretax", key)
     while (stripped := _LEADING.sub("", key)) != key:
         key = stripped
