@@ -80,3 +80,28 @@ def test_a_noncontrolling_share_with_its_words_run_together_is_not_the_parents()
     assert found is not None and found.name == "net_income_noncontrolling"
     balance = match_label("Noncontrollinginterests", "balance_sheet")
     assert balance is not None and balance.name == "noncontrolling_interests"
+
+
+def test_shareholders_equity_that_holds_the_noncontrolling_interest_is_total_equity() -> None:
+    # P&G prints no parent-only subtotal: its "TOTAL SHAREHOLDERS' EQUITY" holds the
+    # noncontrolling interest, as total liabilities and equity less liabilities shows.
+    rows = (
+        "|TOTAL LIABILITIES|73,006|71,811|\n|Retained earnings|131,000|128,000|\n"
+        "|Noncontrolling interest|300|288|\n|TOTAL SHAREHOLDERS' EQUITY|52,545|50,559|\n"
+        "|TOTAL LIABILITIES AND SHAREHOLDERS' EQUITY|125,551|122,370|\n"
+    )
+    content = "Item 1 > Consolidated Balance Sheets\n(Amounts in millions)\n\n" + HEAD + rows
+    facts = facts_from_table_chunk(content, page=4, chunk_ordinal=0, calendar=FiscalCalendar(12))
+    found = readings(facts, table=lambda f: f.period, filing=lambda f: 0)
+    assert {facts[i].printed: m and m.name for i, m in found.items()} == {
+        "52,545": "total_equity",
+        "50,559": "total_equity",
+    }
+    # Where a "Total equity" row follows, the shareholders' line is the parent's.
+    parent = rows.replace(
+        "|TOTAL LIABILITIES AND", "|Total equity|52,545|50,559|\n|TOTAL LIABILITIES AND"
+    )
+    facts = facts_from_table_chunk(
+        content.replace(rows, parent), page=4, chunk_ordinal=0, calendar=FiscalCalendar(12)
+    )
+    assert readings(facts, table=lambda f: f.period, filing=lambda f: 0) == {}

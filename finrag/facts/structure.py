@@ -13,6 +13,8 @@ the statement's arithmetic decide, never the company's name:
 * "Other income (expense), net" that takes operating income to pretax income on its own
   (pretax = operating + it) is the total of non-operating income; beside interest rows
   that the same subtraction leaves out, it is one component.
+* "Total shareholders' equity" that, beside a noncontrolling interest, is all of total
+  liabilities and equity less total liabilities includes that interest: total equity.
 * "Total costs and expenses" that does not take revenue to operating income, in a
   statement that prints selling, general and administrative or research costs after it,
   is the cost of revenue, not every cost.
@@ -73,8 +75,11 @@ def readings(
     columns: dict[Hashable, dict[str, Decimal]] = defaultdict(dict)
     to_parent: dict[Hashable, set[bool]] = defaultdict(set)  # "common" in the label or not
     for row, found in zip(rows, labelled, strict=True):
-        if found is not None and row.statement == model.INCOME and row.value is not None:
+        if found is None or row.value is None:
+            continue
+        if row.statement in (model.INCOME, model.BALANCE):
             columns[table(row)].setdefault(found.name, row.value)
+        if row.statement == model.INCOME:
             key = label_key(row.label or "")
             if found.name == "net_income" and _ATTRIBUTED.search(key):
                 to_parent[table(row)].add(bool(_COMMON.search(key)))
@@ -107,6 +112,16 @@ def readings(
                 and abs(revenue) - abs(row.value) != operating
             ):
                 out[i] = None if "cost_of_revenue" in column else metric("cost_of_revenue")
+        elif found.name == "stockholders_equity" and row.statement == model.BALANCE:
+            column = columns[table(row)]
+            both = column.get("liabilities_and_equity"), column.get("total_liabilities")
+            if (
+                column.get("noncontrolling_interests")
+                and "total_equity" not in column
+                and None not in both
+                and both[0] - both[1] == row.value
+            ):
+                out[i] = metric("total_equity")
     return out
 
 
