@@ -15,6 +15,7 @@ from finrag.facts.table_facts import (
     classify_statement,
     column_headings,
     facts_from_table_chunk,
+    read_table_chunk,
 )
 
 # Header strings as the filings print them (EDGAR HTML and the dev PDFs), with the period
@@ -467,3 +468,27 @@ def test_rows_splitting_a_cash_flow_closing_balance_are_balances_too() -> None:
     assert period["21"].instant and period["21"].end == date(2024, 12, 31)
     assert period["21"].fiscal_quarter == 4
     assert not period["3,300"].instant and period["3,300"].months == 12
+
+
+def test_a_10k_statement_header_cut_mid_day_ends_on_the_covers_day() -> None:
+    # Netflix's 10-K printed to PDF: "December 31, 2024" cut into "December 3" and "1,".
+    content = (
+        "CONSOLIDATED STATEMENTS OF OPERATIONS\n(in thousands, except per share data)\n\n"
+        "||Year ended December 3 2024|Year ended December 3 2023|1, 2022|\n|---|---|---|---|\n"
+        "|Revenues|$39,000,966|$33,723,297|$31,615,550|\n"
+    )
+    annual = DocumentPeriod(date(2024, 12, 31), quarterly=False)
+    facts, _ = read_table_chunk(
+        content, page=60, chunk_ordinal=0, calendar=FiscalCalendar(12), document=annual
+    )
+    assert [f.period.end for f in facts[:2]] == [date(2024, 12, 31), date(2023, 12, 31)]
+    assert facts[0].value == 39_000_966_000
+
+
+def test_a_month_left_from_a_cut_period_is_no_column_qualifier() -> None:
+    headings = column_headings(
+        [["", "Yea", "r Ended December", "31,", "Change"], ["", "2024", "2023", "2022", ""]],
+        [1, 2, 3],
+        instant_default=False,
+    )
+    assert [q for _, q in headings.values()] == [None, None, None]

@@ -39,6 +39,12 @@ _ENDING = re.compile(
     r"\bend\s+of\s+(?:the\s+)?(?:year|period)\b|\bending\s+balances?\b|\bending$", re.I
 )
 # A balance of cash, not a flow of it ("Cash paid for interest" follows the balance too).
+_PERIOD_WORDS = re.compile(
+    r"\b(?:(?:january|february|march|april|may|june|july|august|september|october|"
+    r"november|december)|ended|ending)\b",
+    re.I,
+)
+_PRIMARY = (model.INCOME, model.BALANCE, model.CASH_FLOW, model.COMPREHENSIVE)
 _CASH_WORD = re.compile(
     r"^(?!.*\b(?:paid|received|payments?|proceeds|interest|taxes)\b)"
     r".*\b(?:restricted\s+cash|cash\s+(?:and|&)\s+cash\s+equivalents)\b",
@@ -303,6 +309,9 @@ def read_table_chunk(
     headings = column_headings(
         header_rows, value_columns, statement == model.BALANCE, document=document
     )
+    if document is not None and document.end is not None and statement in _PRIMARY:
+        end = document.end
+        headings = {j: (_cut_day(p, end), q) for j, (p, q) in headings.items()}
 
     facts: list[Fact] = []
     parents: list[str] = list(continued or [])
@@ -399,7 +408,9 @@ def column_headings(
             pieces[j].append(text)
         for j in value_columns:
             cell = row[j].strip() if j < len(row) else ""
-            rest = _DAY_WITHOUT_YEAR.sub(" ", _PERIOD_PIECE.sub(" ", cell)).strip(" ,-|")
+            rest = _DAY_WITHOUT_YEAR.sub(" ", _PERIOD_PIECE.sub(" ", cell))
+            # A month or "ended" left from a cut period ("r Ended December"): no qualifier.
+            rest = _PERIOD_WORDS.sub(" ", rest).strip(" ,-|")
             # "ASSETS:" spanned over the date columns heads rows, not a column.
             heading = rest.endswith(":")
             rest = rest.strip(" :")
@@ -504,6 +515,16 @@ def _quarterly_columns(
         else:
             out[j] = Period()  # a date whose span is lost, or a year: not this column's
     return out, done
+
+
+def _cut_day(period: Period, end: date) -> Period:
+    """A primary statement's column ends where the filing's periods end: a date in the
+    cover's month whose day is far from the cover's was cut ("December 3" | "1, 2022")."""
+    if period.end is None or period.end.month != end.month:
+        return period
+    if abs(period.end.day - end.day) <= 7:
+        return period
+    return replace(period, end=_same_day(end, period.end.year))
 
 
 def _cut_span(text: str) -> int | None:
