@@ -492,3 +492,8 @@ def test_a_month_left_from_a_cut_period_is_no_column_qualifier() -> None:
         instant_default=False,
     )
     assert [q for _, q in headings.values()] == [None, None, None]
+    # Salesforce's "January 31, 2025" cut to "Januar", beside a real qualifier.
+    cut = column_headings(
+        [["", "Fiscal Year Ended Januar 2025", "Market value 2024"]], [1, 2], False
+    )
+    assert [q for _, q in cut.values()] == [None, "Market value"]

@@ -39,11 +39,8 @@ _ENDING = re.compile(
     r"\bend\s+of\s+(?:the\s+)?(?:year|period)\b|\bending\s+balances?\b|\bending$", re.I
 )
 # A balance of cash, not a flow of it ("Cash paid for interest" follows the balance too).
-_PERIOD_WORDS = re.compile(
-    r"\b(?:(?:january|february|march|april|may|june|july|august|september|october|"
-    r"november|december)|ended|ending)\b",
-    re.I,
-)
+_PERIOD_WORDS = re.compile(r"\b[A-Za-z]{3,}\b")
+_MONTH_NAMES = tuple(date(2000, m, 1).strftime("%B").lower() for m in range(1, 13))
 _PRIMARY = (model.INCOME, model.BALANCE, model.CASH_FLOW, model.COMPREHENSIVE)
 _CASH_WORD = re.compile(
     r"^(?!.*\b(?:paid|received|payments?|proceeds|interest|taxes)\b)"
@@ -410,7 +407,7 @@ def column_headings(
             cell = row[j].strip() if j < len(row) else ""
             rest = _DAY_WITHOUT_YEAR.sub(" ", _PERIOD_PIECE.sub(" ", cell))
             # A month or "ended" left from a cut period ("r Ended December"): no qualifier.
-            rest = _PERIOD_WORDS.sub(" ", rest).strip(" ,-|")
+            rest = _PERIOD_WORDS.sub(_cut_month, rest).strip(" ,-|")
             # "ASSETS:" spanned over the date columns heads rows, not a column.
             heading = rest.endswith(":")
             rest = rest.strip(" :")
@@ -515,6 +512,14 @@ def _quarterly_columns(
         else:
             out[j] = Period()  # a date whose span is lost, or a year: not this column's
     return out, done
+
+
+def _cut_month(word: re.Match[str]) -> str:
+    """A month's name, whole or cut ("Januar"), or "ended": a period's words, dropped."""
+    text = word.group(0).lower()
+    if text in ("ended", "ending") or any(name.startswith(text) for name in _MONTH_NAMES):
+        return " "
+    return word.group(0)
 
 
 def _cut_day(period: Period, end: date) -> Period:
