@@ -468,6 +468,17 @@ def test_rows_splitting_a_cash_flow_closing_balance_are_balances_too() -> None:
     assert period["21"].instant and period["21"].end == date(2024, 12, 31)
     assert period["21"].fiscal_quarter == 4
     assert not period["3,300"].instant and period["3,300"].months == 12
+    # The same rows from Boeing's 10-Q printed to PDF, their words run together.
+    glued = (
+        "Consolidated Statements of Cash Flows\n(Dollars in millions)\n\n"
+        "||Six months ended June 30 2025|Six months ended June 30 2024|\n|---|---|---|\n"
+        "|Cash & cash equivalents,includingrestricted,at beginningofyear|13,822|12,713|\n"
+        "|Cash & cash equivalents, including restricted, at end ofperiod|7,796|10,915|\n"
+    )
+    facts = facts_from_table_chunk(glued, page=6, chunk_ordinal=0, calendar=FiscalCalendar(12))
+    period = {f.printed: f.period for f in facts}
+    assert (period["13,822"].instant, period["13,822"].fiscal_year) == (True, 2024)
+    assert period["7,796"].instant and period["7,796"].end == date(2025, 6, 30)
 
 
 def test_a_10k_statement_header_cut_mid_day_ends_on_the_covers_day() -> None:

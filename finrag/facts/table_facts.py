@@ -32,11 +32,12 @@ _PERIOD_PIECE = re.compile(
     r"|\b(?:first|second|third|fourth)\s+quarter(?:\s+(?:of\s+)?(?:fiscal\s+)?(?:19|20)\d{2})?",
     re.I,
 )
+# Spaces optional: a PDF runs words together ("at beginningofyear", "at end ofperiod").
 _BEGINNING = re.compile(
-    r"\bbeginning\s+(?:of\s+(?:the\s+)?(?:year|period)|balances?)\b|\bbeginning$", re.I
+    r"\bbeginning\s*(?:of\s*(?:the\s*)?(?:year|period)|balances?)\b|\bbeginning$", re.I
 )
 _ENDING = re.compile(
-    r"\bend\s+of\s+(?:the\s+)?(?:year|period)\b|\bending\s+balances?\b|\bending$", re.I
+    r"\bend\s*of\s*(?:the\s*)?(?:year|period)\b|\bending\s*balances?\b|\bending$", re.I
 )
 # A balance of cash, not a flow of it ("Cash paid for interest" follows the balance too).
 _PERIOD_WORDS = re.compile(r"\b[A-Za-z]{3,}\b")
