@@ -26,6 +26,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from decimal import Decimal
+from functools import lru_cache
 from typing import Protocol
 
 from finrag.facts import model
@@ -128,4 +129,12 @@ def readings(
 def _label_metric(row: Row) -> Metric | None:
     if row.source != "table" or not row.label:
         return None
-    return match_label(row.label, row.statement, parents=tuple(row.parents), unit=row.unit)
+    return _matched(row.label, row.statement, tuple(row.parents), row.unit)
+
+
+# A store's statements repeat the same rows period after period; the dictionary is fixed.
+@lru_cache(maxsize=65536)
+def _matched(
+    label: str, statement: str, parents: tuple[str, ...], unit: str | None
+) -> Metric | None:
+    return match_label(label, statement, parents=parents, unit=unit)
