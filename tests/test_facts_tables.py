@@ -508,3 +508,20 @@ def test_a_month_left_from_a_cut_period_is_no_column_qualifier() -> None:
         [["", "Fiscal Year Ended Januar 2025", "Market value 2024"]], [1, 2], False
     )
     assert [q for _, q in cut.values()] == [None, "Market value"]
+
+
+def test_a_per_share_row_whose_words_a_pdf_ran_together_is_not_scaled() -> None:
+    # Boeing's 10-Q printed to PDF: "Basic lossper share" under "(Dollars in millions,
+    # except per share data)".
+    content = (
+        "Condensed Consolidated Statements of Operations\n"
+        "(Dollars in millions, except per share data)\n\n"
+        "||Six months ended June 30, 2025|Six months ended June 30, 2024|\n|---|---|---|\n"
+        "|Basic lossper share|($1.09)|($2.90)|\n|Net loss|(643)|(1,794)|\n"
+    )
+    facts = facts_from_table_chunk(content, page=5, chunk_ordinal=0, calendar=FiscalCalendar(12))
+    assert [(f.value, f.unit) for f in facts[:2]] == [
+        (Decimal("-1.09"), "USD/shares"),
+        (Decimal("-2.90"), "USD/shares"),
+    ]
+    assert facts[2].value == -643_000_000
