@@ -80,6 +80,13 @@ def test_a_noncontrolling_share_with_its_words_run_together_is_not_the_parents()
     assert found is not None and found.name == "net_income_noncontrolling"
     balance = match_label("Noncontrollinginterests", "balance_sheet")
     assert balance is not None and balance.name == "noncontrolling_interests"
+    for label, statement, name in (
+        ("Basic lossper share", "income_statement", "eps_basic"),
+        ("Cash & cash equivalents,includingrestricted,at beginningofyear", "cash_flow", None),
+        ("Cash & cash equivalents, including restricted, at end ofperiod", "cash_flow", None),
+    ):
+        found = match_label(label, statement)
+        assert found is not None and found.name == (name or "cash_and_restricted_cash")
 
 
 def test_shareholders_equity_that_holds_the_noncontrolling_interest_is_total_equity() -> None:

@@ -96,10 +96,21 @@ _BALANCE_TAIL = re.compile(
 )
 
 
+# Words a PDF's text layer runs together in statement rows ("Basic lossper share",
+# "includingrestricted,at beginningofyear", "at end ofperiod").
+_GLUED = (
+    (re.compile(r"\b(loss|income|earnings)per\b", re.I), r"\1 per"),
+    (re.compile(r"\b(beginning|end)\s*of\s*(the\s*)?(year|period)\b", re.I), r"\1 of \2\3"),
+    (re.compile(r"\bincluding(restricted)\b", re.I), r"including \1"),
+)
+
+
 def label_key(label: str) -> str:
     """A printed label reduced to what identifies the line item:
     'Net cash (used in) provided by investing activities' ->
     'net cash provided by investing activities'."""
+    for glued, spaced in _GLUED:
+        label = glued.sub(spaced, label)
     text = _UNITS_NOTE.sub(" ", label.replace(COMPANY, _SLOT_WORD))
     text = _SLASH_PAIR.sub(" ", _SIGN_PAIR.sub(" ", _PAREN_NUMBER.sub(" ", text)))
     key = normalize_label(text).replace(" & ", " and ")
