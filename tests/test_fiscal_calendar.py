@@ -189,6 +189,15 @@ def test_a_10q_that_defines_its_year_names_is_placed_without_saying_fiscal() -> 
     assert apple.calendar.year_end_month == 9 and "defined" in apple.calendar.evidence
     footer = from_content(cover, statements + "Apple Inc. | Q3 2025 Form 10-Q | 18 " * 2)
     assert (footer.fiscal_year, footer.fiscal_quarter) == (2025, 3)
+    # Apple's 10-K: its page footers name the year, while its prose says "fiscal years
+    # 2024 and 2022 spanned 52 weeks each, whereas fiscal year 2023 spanned 53 weeks".
+    annual = from_content(
+        "FORM 10-K For the fiscal year ended September 28, 2024",
+        "fiscal years 2024 and 2022 spanned 52 weeks each, whereas fiscal year 2023 spanned "
+        "53 weeks; fiscal year 2023 ... " + "Apple Inc. | 2024 Form 10-K | 21 " * 3,
+        form="10-K",
+    )
+    assert (annual.fiscal_year, annual.calendar.naming) == (2024, 0)
     # Without either, a September year end is not guessed.
     assert not from_content(cover, statements).placed
     # A retailer defining "fiscal 2023" as the year ended February 3, 2024.

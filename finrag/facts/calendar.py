@@ -52,6 +52,7 @@ _DEFINED_YEAR = re.compile(
 )
 # A 10-Q naming its own quarter in its page footers: "Apple Inc. | Q3 2025 Form 10-Q".
 _OWN_QUARTER = re.compile(r"\bQ([1-4])\s+(?:FY\s*)?((?:19|20)\d\d)\s+Form\s+10-Q\b", re.I)
+_OWN_ANNUAL = re.compile(r"\b((?:19|20)\d\d)\s+Form\s+10-K\b", re.I)
 _FISCAL_YEAR = re.compile(r"\bfiscal\s+(?:year\s+)?((?:19|20)\d\d)\b(?!\s*(?:and|to|-))", re.I)
 
 
@@ -221,6 +222,13 @@ def _naming_from_prose(
             for m in _OWN_QUARTER.finditer(body)
             if int(m.group(1)) == quarter and int(m.group(2)) in candidates
         )
+    else:
+        # An annual report names itself in its page footers ("Apple Inc. | 2024 Form 10-K"):
+        # the year it names most, by a clear margin.
+        own = Counter(int(m.group(1)) for m in _OWN_ANNUAL.finditer(body)).most_common(2)
+        clear = own and own[0][1] >= 2 and (len(own) == 1 or own[0][1] >= 2 * own[1][1])
+        if clear and own[0][0] in candidates:
+            defined[candidates[own[0][0]]] += 1
     if len(defined) == 1 and (naming := next(iter(defined))) in (0, -1):
         return naming, f"defined: fiscal years named for the year they {_ENDS[naming]} in"
     if quarter:
