@@ -19,8 +19,10 @@ Recall, per statement: a tag is found when a table fact on its page has its valu
 period, on a table finrag calls that statement (**cells**); a tag whose concept is one
 of the metric dictionary's is found by label when that row's label maps to the same
 metric (**concepts**). Misses by cause: statement not recognised, column period wrong,
-column read as a qualifier, scale wrong, cell not read, row label not mapped, row label
-mapped to another metric.
+fiscal year named wrong (the dates agree, the fiscal year the cell is filed under does
+not), fiscal year unknown (the filing's calendar left it unplaced), column read as a
+qualifier, scale wrong, cell not read, row label not mapped, row label mapped to another
+metric.
 
 Precision: every table fact on a statement finrag recognised whose row label maps to
 a metric is a claim (metric, period, value). It is right when a tag of one of the
@@ -298,6 +300,17 @@ def compare(
             else:
                 cause = "cell not read"
             score.note(cause, where)
+            continue
+        # Dates agree; the fiscal year the cell was filed under must too (a calendar
+        # that names years wrongly shifts every fact a year while its dates stay right).
+        named = {f.period.fiscal_year for f in mine}
+        if tag.period.fiscal_year is not None and tag.period.fiscal_year not in named:
+            cause = (
+                "fiscal year unknown (calendar not placed)"
+                if named == {None}
+                else ("fiscal year named wrong")
+            )
+            score.note(cause, f"{where}: filed as {sorted(named, key=str)}")
             continue
         score.cells += 1
         if not counted:
