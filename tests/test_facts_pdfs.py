@@ -58,8 +58,14 @@ def year(fiscal_year: int, end: date | None = None) -> Period:
 
 
 def balance(fiscal_year: int, end: date | None = None) -> Period:
-    # A dated balance at the fiscal year end is placed in the year's fourth quarter too.
-    return Period(end=end, instant=True, fiscal_year=fiscal_year, fiscal_quarter=4 if end else None)
+    # A balance at the fiscal year end, dated or not, is placed in the year's fourth quarter.
+    return Period(end=end, instant=True, fiscal_year=fiscal_year, fiscal_quarter=4)
+
+
+def year_end(fiscal_year: int) -> Period:
+    # A balance-sheet column headed by its year alone (Corning's "2022" under "December 31,"
+    # cut across cells in the small PDF): the year's balance, no date, no quarter.
+    return Period(instant=True, fiscal_year=fiscal_year)
 
 
 MMM = Statement("3M_2018_10K", PDFS / "3M_2018_10K.pdf", (60,), 12, model.CASH_FLOW)
@@ -228,34 +234,40 @@ PRINTED: dict[Statement, list[Printed]] = {
     # Corning 2022 10-K, PDF page 58: Consolidated Statements of Income, "Year ended
     # December 31," over 2022 | 2021 | 2020, "(in millions, except per share amounts)".
     CORNING: [
-        Printed("Net sales", year(2021), 14_082_000_000),
-        Printed("Operating income", year(2021), 2_112_000_000),
-        Printed("Income before income taxes", year(2022), 1_797_000_000),
-        Printed("Provision for income taxes (Note 7)", year(2022), -411_000_000),
-        Printed("Net income", year(2020), 523_000_000),
+        Printed("Net sales", year(2021, date(2021, 12, 31)), 14_082_000_000),
+        Printed("Operating income", year(2021, date(2021, 12, 31)), 2_112_000_000),
+        Printed("Income before income taxes", year(2022, date(2022, 12, 31)), 1_797_000_000),
+        Printed(
+            "Provision for income taxes (Note 7)", year(2022, date(2022, 12, 31)), -411_000_000
+        ),
+        Printed("Net income", year(2020, date(2020, 12, 31)), 523_000_000),
     ],
     # Corning 2022 10-K, PDF page 60: Consolidated Balance Sheets, "December 31," over
     # 2022 | 2021.
     CORNING_BALANCE: [
-        Printed("Cash and cash equivalents", balance(2022), 1_671_000_000),
-        Printed("Total current assets", balance(2021), 7_659_000_000),
-        Printed("Retained earnings", balance(2022), 16_778_000_000),
+        Printed("Cash and cash equivalents", year_end(2022), 1_671_000_000),
+        Printed("Total current assets", year_end(2021), 7_659_000_000),
+        Printed("Retained earnings", year_end(2022), 16_778_000_000),
     ],
     # Verizon 2022 10-K, PDF page 54: Consolidated Statements of Income, "Years Ended
     # December 31," 2022 | 2021 | 2020, "(dollars in millions, except per share amounts)".
     VERIZON: [
-        Printed("Total Operating Revenues", year(2022), 136_835_000_000),
-        Printed("Operating Income", year(2021), 32_448_000_000),
-        Printed("Provision for income taxes", year(2022), -6_523_000_000),
-        Printed("Income Before Provision For Income Taxes", year(2020), 23_967_000_000),
+        Printed("Total Operating Revenues", year(2022, date(2022, 12, 31)), 136_835_000_000),
+        Printed("Operating Income", year(2021, date(2021, 12, 31)), 32_448_000_000),
+        Printed("Provision for income taxes", year(2022, date(2022, 12, 31)), -6_523_000_000),
+        Printed(
+            "Income Before Provision For Income Taxes",
+            year(2020, date(2020, 12, 31)),
+            23_967_000_000,
+        ),
     ],
     # Verizon 2022 10-K, PDF page 56: Consolidated Balance Sheets, "At December 31,"
     # 2022 | 2021.
     VERIZON_BALANCE: [
-        Printed("Total current assets", balance(2021), 36_728_000_000),
-        Printed("Total assets", balance(2022), 379_680_000_000),
-        Printed("Long-term debt", balance(2022), 140_676_000_000),
-        Printed("Total current liabilities", balance(2022), 50_171_000_000),
+        Printed("Total current assets", balance(2021, date(2021, 12, 31)), 36_728_000_000),
+        Printed("Total assets", balance(2022, date(2022, 12, 31)), 379_680_000_000),
+        Printed("Long-term debt", balance(2022, date(2022, 12, 31)), 140_676_000_000),
+        Printed("Total current liabilities", balance(2022, date(2022, 12, 31)), 50_171_000_000),
     ],
 }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import date
 from decimal import Decimal
 
 from finrag.db.documents import remove_document
@@ -216,9 +217,84 @@ def test_a_balance_under_a_year_only_header_answers_for_that_year(store_and_sett
         ]
         facts = check_facts(table_facts(chunks, FiscalCalendar(12)))
         ppe = [f for f in facts if f.label and f.label.startswith("Property")]
-        assert {(f.period.end, f.period.fiscal_quarter) for f in ppe} == {(None, None)}
+        # "At December 31" over the years dates each column: the fiscal year's last day.
+        assert {(f.period.end, f.period.fiscal_quarter) for f in ppe} == {
+            (date(2018, 12, 31), 4),
+            (date(2017, 12, 31), 4),
+        }
         with conn.transaction():
             write_facts(conn, doc_id, company_id, facts)
         found = MetricResolver(conn, company_id).resolve(metric("ppe_net"), Period(2018))
         assert isinstance(found, MetricValue) and found.value == Decimal("8738000000")
         assert Period(2017) in available_periods(conn, company_id)
+
+
+# A filer with noncontrolling interests, as P&G's 10-Q prints its statements (the figures
+# of its nine months to March 31, 2025), on a calendar-year filer's pages for brevity.
+NCI_INCOME = """\
+PART I > Item 1 > Consolidated Statements of Earnings
+(Amounts in millions)
+
+|Years ended December 31|2024|2023|
+|---|---|---|
+|NET SALES|$63,395|$63,507|
+|OPERATING INCOME|16,096|14,660|
+|EARNINGS BEFORE INCOME TAXES|15,646|14,891|
+|Income taxes|3,207|3,061|
+|NET EARNINGS|12,439|11,830|
+|Less: Net earnings attributable to noncontrolling interests|80|88|
+|NET EARNINGS ATTRIBUTABLE TO NCI-HOLDING CO.|$12,359|$11,742|
+"""
+NCI_CASH_FLOW = """\
+PART I > Item 1 > Consolidated Statements of Cash Flows
+(Amounts in millions)
+
+|Years ended December 31|2024|2023|
+|---|---|---|
+|Net earnings|12,439|11,830|
+|Depreciation and amortization|2,100|2,050|
+|Net cash provided by operating activities|12,800|14,100|
+|Net cash used in investing activities|(2,800)|(2,600)|
+"""
+
+
+def test_consolidated_net_income_is_not_the_parents_share(store_and_settings) -> None:
+    """A plain "Net earnings" in a filing that attributes income to noncontrolling
+    interests is consolidated net income, on the cash-flow statement too: asked for net
+    income, the store answers the parent's share, never the consolidated figure."""
+    from finrag.facts.dictionary import metric
+    from finrag.facts.lookup import MetricResolver, MetricValue, Period, metric_values
+
+    store, settings = store_and_settings
+    texts = ["NCI-Holding Co. makes things.", NCI_INCOME, NCI_CASH_FLOW]
+    kinds = ["text", "table", "table"]
+    with store.connect() as conn:
+        doc_id = add_document(
+            conn,
+            get_embedder(settings.embed),
+            "NCIH_2024_10K.pdf",
+            texts,
+            company="NCI-Holding Co.",
+            year=2024,
+            kinds=kinds,
+        )
+        company_id = conn.execute(
+            "SELECT company_id FROM documents WHERE id = %s", (doc_id,)
+        ).fetchone()[0]
+        chunks = [
+            Chunk(i, kind, i + 1, i + 1, [], text, text, 1)
+            for i, (kind, text) in enumerate(zip(kinds, texts, strict=True))
+        ]
+        with conn.transaction():
+            write_facts(
+                conn, doc_id, company_id, check_facts(table_facts(chunks, FiscalCalendar(12)))
+            )
+        resolver = MetricResolver(conn, company_id)
+        net = resolver.resolve(metric("net_income"), Period(2024))
+        assert isinstance(net, MetricValue) and net.value == Decimal("12359000000")
+        consolidated = resolver.resolve(metric("net_income_including_noncontrolling"), Period(2023))
+        assert isinstance(consolidated, MetricValue)
+        assert consolidated.value == Decimal("11830000000")
+        # Every net income the store lists is the parent's share, whichever page it is on.
+        listed = metric_values(conn, company_id, metric("net_income"))
+        assert sorted(v.value for v in listed) == [Decimal("11742000000"), Decimal("12359000000")]

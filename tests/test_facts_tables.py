@@ -12,7 +12,13 @@ from finrag.facts import model
 from finrag.facts.cells import parse_cell, read_units
 from finrag.facts.extract import table_facts
 from finrag.facts.periods import FiscalCalendar, parse_period
-from finrag.facts.table_facts import classify_statement, column_headings, facts_from_table_chunk
+from finrag.facts.table_facts import (
+    DocumentPeriod,
+    classify_statement,
+    column_headings,
+    facts_from_table_chunk,
+    read_table_chunk,
+)
 
 # Header strings as the filings print them (EDGAR HTML and the dev PDFs), with the period
 # each names: (end, months, instant, fiscal year, fiscal quarter).
@@ -261,7 +267,7 @@ def test_a_units_note_or_a_date_cut_from_its_years_qualifies_no_column() -> None
         [1, 2, 3],
         instant_default=False,
     )
-    assert [(p.fiscal_year, p.months, q) for p, q in corning.values()] == [
+    assert [(p.end.year if p.end else p.fiscal_year, p.months, q) for p, q in corning.values()] == [
         (2022, 12, None),
         (2021, 12, None),
         (2020, 12, None),
@@ -454,3 +460,168 @@ def test_the_opening_cash_of_a_year_to_date_column_is_the_prior_fiscal_year_end(
     opening = {f.printed: f.period for f in facts}
     assert opening["$29,943"].instant and opening["$29,943"].fiscal_year == 2024
     assert opening["$30,737"].fiscal_year == 2023
+    assert opening["$29,943"].fiscal_quarter == 4  # the balance at the fiscal year's end
+
+
+# Statement-of-operations headers as the PDF pipeline reads 10-Qs printed by Chromium
+# from EDGAR (P&G Q3 FY2025, Tesla and Boeing Q2 2025): spanned headers cut anywhere.
+CUT_10Q_HEADERS = [
+    (
+        [
+            "",
+            "Three Months 3 2025",
+            "Ended March 1 2024",
+            "Nine Months 3 2025",
+            "Ended March 1 2024",
+        ],
+        date(2025, 3, 31),
+        [(2025, 3), (2024, 3), (2025, 9), (2024, 9)],
+    ),
+    (
+        [
+            "Revenues",
+            "Three Months 2025",
+            "Ended June 30, 2024",
+            "Six Months Ended June 30, 2025",
+            "Six Months Ended June 30, 2024",
+        ],
+        date(2025, 6, 30),
+        [(2025, 3), (2024, 3), (2025, 6), (2024, 6)],
+    ),
+    (
+        [
+            "(Dollars in millions)",
+            "Six months e 30 2025",
+            "nded June 2024",
+            "Three mont Junehs ended 30 2025",
+            "Three mont Junehs ended 30 2024",
+        ],
+        date(2025, 6, 30),
+        [(2025, 6), (2024, 6), (2025, 3), (2024, 3)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("header", "end", "expected"), CUT_10Q_HEADERS)
+def test_a_10q_header_cut_apart_is_read_as_its_quarter_and_year_to_date(
+    header: list[str], end: date, expected: list[tuple[int, int]]
+) -> None:
+    # Read alone, these columns came out as whole fiscal years or as balances: a wrong
+    # period on every figure of the statement.
+    alone = column_headings([header], [1, 2, 3, 4], instant_default=False)
+    assert any(p.months == 12 or p.instant for p, _ in alone.values())
+    quarterly = DocumentPeriod(end, quarterly=True)
+    headings = column_headings([header], [1, 2, 3, 4], instant_default=False, document=quarterly)
+    assert [(p.end.year, p.months) for p, _ in headings.values()] == expected
+    assert all(p.end.replace(year=end.year) == end for p, _ in headings.values())
+    assert all(qualifier is None for _, qualifier in headings.values())
+
+
+def test_a_bare_year_in_a_quarterly_report_is_never_a_whole_fiscal_year() -> None:
+    quarterly = DocumentPeriod(date(2025, 6, 30), quarterly=True)
+    headings = column_headings([["", "2025", "2024"]], [1, 2], False, document=quarterly)
+    assert [p.known for p, _ in headings.values()] == [False, False]
+    annual = column_headings([["Years ended", "2025", "2024"]], [1, 2], False, document=quarterly)
+    assert [p.months for p, _ in annual.values()] == [12, 12]
+
+
+def test_a_day_printed_once_over_bare_years_dates_them() -> None:
+    # Boeing's statement of financial position: "December 31," sits in the label column.
+    content = (
+        "Consolidated Statements of Financial Position\n\n"
+        "|(Dollars in millions) December 31, Assets|2024|2023|\n|---|---|---|\n"
+        "|Total assets|$156,363|$137,012|\n"
+    )
+    facts = facts_from_table_chunk(content, page=58, chunk_ordinal=0, calendar=FiscalCalendar(12))
+    periods = [f.period for f in facts]
+    assert [(p.end, p.instant, p.fiscal_year, p.fiscal_quarter) for p in periods] == [
+        (date(2024, 12, 31), True, 2024, 4),
+        (date(2023, 12, 31), True, 2023, 4),
+    ]
+    # A retailer's year named for its start: the printed year is the date's, not the name.
+    retailer = FiscalCalendar(1, naming=-1, weeks=True)
+    facts = facts_from_table_chunk(
+        content.replace("December 31,", "February 3,"), page=1, chunk_ordinal=0, calendar=retailer
+    )
+    assert facts[0].period.fiscal_year == 2023
+    stacked = column_headings(
+        [["", "June 30,", "December 31,"], ["", "2025", "2024"]], [1, 2], True
+    )
+    assert [(p.end, q) for p, q in stacked.values()] == [
+        (date(2025, 6, 30), None),
+        (date(2024, 12, 31), None),
+    ]
+
+
+def test_rows_splitting_a_cash_flow_closing_balance_are_balances_too() -> None:
+    content = (
+        "Consolidated Statements of Cash Flows\n(Dollars in millions)\n\n"
+        "|Years ended December 31,|2024|2023|\n|---|---|---|\n"
+        "|Net cash provided by operating activities|(12,080)|5,960|\n"
+        "|Cash & cash equivalents, including restricted, at end of year|13,822|12,713|\n"
+        "|Less restricted cash & cash equivalents, included in Investments|21|22|\n"
+        "|Cash and cash equivalents at end of year|$13,801|$12,691|\n"
+        "|Cash paid for interest|3,300|2,600|\n"
+    )
+    facts = facts_from_table_chunk(content, page=59, chunk_ordinal=0, calendar=FiscalCalendar(12))
+    period = {f.printed: f.period for f in facts}
+    assert period["21"].instant and period["21"].end == date(2024, 12, 31)
+    assert period["21"].fiscal_quarter == 4
+    assert not period["3,300"].instant and period["3,300"].months == 12
+    # The same rows from Boeing's 10-Q printed to PDF, their words run together.
+    glued = (
+        "Consolidated Statements of Cash Flows\n(Dollars in millions)\n\n"
+        "||Six months ended June 30 2025|Six months ended June 30 2024|\n|---|---|---|\n"
+        "|Cash & cash equivalents,includingrestricted,at beginningofyear|13,822|12,713|\n"
+        "|Cash & cash equivalents, including restricted, at end ofperiod|7,796|10,915|\n"
+    )
+    facts = facts_from_table_chunk(glued, page=6, chunk_ordinal=0, calendar=FiscalCalendar(12))
+    period = {f.printed: f.period for f in facts}
+    assert (period["13,822"].instant, period["13,822"].fiscal_year) == (True, 2024)
+    assert period["7,796"].instant and period["7,796"].end == date(2025, 6, 30)
+
+
+def test_a_10k_statement_header_cut_mid_day_ends_on_the_covers_day() -> None:
+    # Netflix's 10-K printed to PDF: "December 31, 2024" cut into "December 3" and "1,".
+    content = (
+        "CONSOLIDATED STATEMENTS OF OPERATIONS\n(in thousands, except per share data)\n\n"
+        "||Year ended December 3 2024|Year ended December 3 2023|1, 2022|\n|---|---|---|---|\n"
+        "|Revenues|$39,000,966|$33,723,297|$31,615,550|\n"
+    )
+    annual = DocumentPeriod(date(2024, 12, 31), quarterly=False)
+    facts, _ = read_table_chunk(
+        content, page=60, chunk_ordinal=0, calendar=FiscalCalendar(12), document=annual
+    )
+    assert [f.period.end for f in facts[:2]] == [date(2024, 12, 31), date(2023, 12, 31)]
+    assert facts[0].value == 39_000_966_000
+
+
+def test_a_month_left_from_a_cut_period_is_no_column_qualifier() -> None:
+    headings = column_headings(
+        [["", "Yea", "r Ended December", "31,", "Change"], ["", "2024", "2023", "2022", ""]],
+        [1, 2, 3],
+        instant_default=False,
+    )
+    assert [q for _, q in headings.values()] == [None, None, None]
+    # Salesforce's "January 31, 2025" cut to "Januar", beside a real qualifier.
+    cut = column_headings(
+        [["", "Fiscal Year Ended Januar 2025", "Market value 2024"]], [1, 2], False
+    )
+    assert [q for _, q in cut.values()] == [None, "Market value"]
+
+
+def test_a_per_share_row_whose_words_a_pdf_ran_together_is_not_scaled() -> None:
+    # Boeing's 10-Q printed to PDF: "Basic lossper share" under "(Dollars in millions,
+    # except per share data)".
+    content = (
+        "Condensed Consolidated Statements of Operations\n"
+        "(Dollars in millions, except per share data)\n\n"
+        "||Six months ended June 30, 2025|Six months ended June 30, 2024|\n|---|---|---|\n"
+        "|Basic lossper share|($1.09)|($2.90)|\n|Net loss|(643)|(1,794)|\n"
+    )
+    facts = facts_from_table_chunk(content, page=5, chunk_ordinal=0, calendar=FiscalCalendar(12))
+    assert [(f.value, f.unit) for f in facts[:2]] == [
+        (Decimal("-1.09"), "USD/shares"),
+        (Decimal("-2.90"), "USD/shares"),
+    ]
+    assert facts[2].value == -643_000_000

@@ -175,6 +175,40 @@ def test_calendar_from_dei_declared_and_from_words() -> None:
     assert (december.fiscal_year, december.fiscal_quarter) == (2018, 4)
 
 
+def test_a_10q_that_defines_its_year_names_is_placed_without_saying_fiscal() -> None:
+    # Apple's 10-Q says "the third quarter of 2025", never "of fiscal 2025"; it names its
+    # years where it defines the 10-K it refers to, and in its page footers.
+    cover = "FORM 10-Q For the quarterly period ended June 28, 2025"
+    statements = "Three Months Ended June 28, 2025 ... Nine Months Ended June 28, 2025. "
+    defined = (
+        "read in conjunction with its Annual Report on Form 10-K for the fiscal year ended "
+        "September 28, 2024 (the \u201c2024 Form 10-K\u201d). "
+    )
+    apple = from_content(cover, statements + defined)
+    assert (apple.fiscal_year, apple.fiscal_quarter, apple.calendar.naming) == (2025, 3, 0)
+    assert apple.calendar.year_end_month == 9 and "defined" in apple.calendar.evidence
+    footer = from_content(cover, statements + "Apple Inc. | Q3 2025 Form 10-Q | 18 " * 2)
+    assert (footer.fiscal_year, footer.fiscal_quarter) == (2025, 3)
+    # Apple's 10-K: its page footers name the year, while its prose says "fiscal years
+    # 2024 and 2022 spanned 52 weeks each, whereas fiscal year 2023 spanned 53 weeks".
+    annual = from_content(
+        "FORM 10-K For the fiscal year ended September 28, 2024",
+        "fiscal years 2024 and 2022 spanned 52 weeks each, whereas fiscal year 2023 spanned "
+        "53 weeks; fiscal year 2023 ... " + "Apple Inc. | 2024 Form 10-K | 21 " * 3,
+        form="10-K",
+    )
+    assert (annual.fiscal_year, annual.calendar.naming) == (2024, 0)
+    # Without either, a September year end is not guessed.
+    assert not from_content(cover, statements).placed
+    # A retailer defining "fiscal 2023" as the year ended February 3, 2024.
+    retailer = from_content(
+        "FORM 10-K For the fiscal year ended February 3, 2024",
+        "the fiscal year ended February 3, 2024 (\u201cfiscal 2023\u201d) had 53 weeks",
+        form="10-K",
+    )
+    assert (retailer.fiscal_year, retailer.calendar.naming) == (2023, -1)
+
+
 def test_instants_and_quarters_on_52_53_week_calendars() -> None:
     late_sept = FiscalCalendar(9)
     assert late_sept.fiscal_year(date(2022, 10, 1)) == 2022  # a 53-week year's end

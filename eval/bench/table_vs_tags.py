@@ -19,8 +19,10 @@ Recall, per statement: a tag is found when a table fact on its page has its valu
 period, on a table finrag calls that statement (**cells**); a tag whose concept is one
 of the metric dictionary's is found by label when that row's label maps to the same
 metric (**concepts**). Misses by cause: statement not recognised, column period wrong,
-column read as a qualifier, scale wrong, cell not read, row label not mapped, row label
-mapped to another metric.
+fiscal year named wrong (the dates agree, the fiscal year the cell is filed under does
+not), fiscal year unknown (the filing's calendar left it unplaced), column read as a
+qualifier, scale wrong, cell not read, row label not mapped, row label mapped to another
+metric.
 
 Precision: every table fact on a statement finrag recognised whose row label maps to
 a metric is a claim (metric, period, value). It is right when a tag of one of the
@@ -55,6 +57,7 @@ from finrag.facts.dictionary import Metric, match_concept, match_label
 from finrag.facts.extract import same_period
 from finrag.facts.ixbrl import extract_ixbrl_facts
 from finrag.facts.model import Fact
+from finrag.facts.structure import readings
 from finrag.ingest.prepare import PrepareJob, prepare
 
 REPO = Path(__file__).resolve().parents[2]
@@ -234,8 +237,21 @@ def _same_abs(a: Decimal | None, b: Decimal | None) -> bool:
     return a is not None and b is not None and abs(a) == abs(b)
 
 
-def _row_metric(fact: Fact) -> Metric | None:
+def _row_metric(fact: Fact, structure: dict[int, Metric | None] | None = None) -> Metric | None:
+    """The metric a row reads as: by its statement's structure (``structure``, by the
+    fact's id(), from ``table_readings``) where that decides, else by its label."""
+    if structure is not None and id(fact) in structure:
+        return structure[id(fact)]
     return match_label(fact.label or "", fact.statement, parents=fact.parents, unit=fact.unit)
+
+
+def table_readings(facts: Sequence[Fact]) -> dict[int, Metric | None]:
+    """What the statements' structure says rows are (finrag.facts.structure), as a
+    lookup reads them, by each fact's id()."""
+    found = readings(
+        facts, table=lambda f: (f.statement, f.page, f.period), filing=lambda f: "filing"
+    )
+    return {id(facts[i]): m for i, m in found.items()}
 
 
 def compare(
@@ -244,6 +260,7 @@ def compare(
     """``any_page``: the facts come from another rendering of the filing (its printed
     PDF), whose pages are not the HTML's: a cell is looked for on every page."""
     score = Score()
+    structure = table_readings(facts)
     on_page: dict[int | None, list[Fact]] = defaultdict(list)
     qualified: dict[int | None, list[Fact]] = defaultdict(list)
     for f in facts:
@@ -284,10 +301,21 @@ def compare(
                 cause = "cell not read"
             score.note(cause, where)
             continue
+        # Dates agree; the fiscal year the cell was filed under must too (a calendar
+        # that names years wrongly shifts every fact a year while its dates stay right).
+        named = {f.period.fiscal_year for f in mine}
+        if tag.period.fiscal_year is not None and tag.period.fiscal_year not in named:
+            cause = (
+                "fiscal year unknown (calendar not placed)"
+                if named == {None}
+                else ("fiscal year named wrong")
+            )
+            score.note(cause, f"{where}: filed as {sorted(named, key=str)}")
+            continue
         score.cells += 1
         if not counted:
             continue
-        found = [_row_metric(f) for f in mine]
+        found = [_row_metric(f, structure) for f in mine]
         if any(m is metric for m in found):
             score.concepts += 1
             continue
@@ -314,12 +342,13 @@ def precision(
     # for one period, the dictionary's preferred label ("Net income attributable to
     # P&G" over the consolidated "Net earnings" above it).
     claims: dict[tuple, list[tuple[int, Fact, Metric]]] = defaultdict(list)
+    structure = table_readings(facts)
     for fact in facts:
         if fact.source != "table" or fact.statement != kind or fact.dimensions:
             continue
         if fact.value is None or not fact.period.known:
             continue
-        metric = _row_metric(fact)
+        metric = _row_metric(fact, structure)
         if metric is None:
             continue
         rank = metric.label_rank(fact.label or "")

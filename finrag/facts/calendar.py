@@ -43,6 +43,16 @@ _QUARTER_OF_FISCAL = re.compile(
     r"\b(first|second|third|fourth)\s+quarter\s+of\s+fiscal\s+(?:year\s+)?((?:19|20)\d\d)\b", re.I
 )
 _Q_FY = re.compile(r"\bQ([1-4])\s*(?:FY|fiscal\s+)'?(\d{2}|(?:19|20)\d{2})\b", re.I)
+# A filing naming a year where it defines it: "the fiscal year ended September 28, 2024
+# (the “2024 Form 10-K”)", "fiscal year ended February 1, 2025 (“fiscal 2025”)".
+_DEFINED_YEAR = re.compile(
+    r"\bfiscal\s+year\s+ended:?\s+" + _DATE_TEXT + r"\s*\(\s*(?:the\s+)?[“\"']?\s*"
+    r"(?:fiscal\s+(?:year\s+)?|FY\s*)?((?:19|20)\d\d)\b",
+    re.I,
+)
+# A 10-Q naming its own quarter in its page footers: "Apple Inc. | Q3 2025 Form 10-Q".
+_OWN_QUARTER = re.compile(r"\bQ([1-4])\s+(?:FY\s*)?((?:19|20)\d\d)\s+Form\s+10-Q\b", re.I)
+_OWN_ANNUAL = re.compile(r"\b((?:19|20)\d\d)\s+Form\s+10-K\b", re.I)
 _FISCAL_YEAR = re.compile(r"\bfiscal\s+(?:year\s+)?((?:19|20)\d\d)\b(?!\s*(?:and|to|-))", re.I)
 
 
@@ -202,6 +212,25 @@ def _naming_from_prose(
     naming its own quarter), by a clear margin."""
     ends_in = base.fiscal_year(end)
     candidates = {ends_in: 0, ends_in - 1: -1}
+    defined = Counter()
+    for m in _DEFINED_YEAR.finditer(body):
+        if (day := parse_date(m.group(1))) is not None:
+            defined[int(m.group(2)) - base.fiscal_year(day)] += 1
+    if quarter:
+        defined.update(
+            candidates[int(m.group(2))]
+            for m in _OWN_QUARTER.finditer(body)
+            if int(m.group(1)) == quarter and int(m.group(2)) in candidates
+        )
+    else:
+        # An annual report names itself in its page footers ("Apple Inc. | 2024 Form 10-K"):
+        # the year it names most, by a clear margin.
+        own = Counter(int(m.group(1)) for m in _OWN_ANNUAL.finditer(body)).most_common(2)
+        clear = own and own[0][1] >= 2 and (len(own) == 1 or own[0][1] >= 2 * own[1][1])
+        if clear and own[0][0] in candidates:
+            defined[candidates[own[0][0]]] += 1
+    if len(defined) == 1 and (naming := next(iter(defined))) in (0, -1):
+        return naming, f"defined: fiscal years named for the year they {_ENDS[naming]} in"
     if quarter:
         years = [
             int(m.group(2))
@@ -221,6 +250,9 @@ def _naming_from_prose(
         return None, ""
     year = top[0][0]
     return candidates[year], f"prose: '{what} {year}' {top[0][1]} times"
+
+
+_ENDS = {0: "end", -1: "begin"}
 
 
 def _naming_by_default(month: int) -> tuple[int, str | None]:

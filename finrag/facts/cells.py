@@ -138,8 +138,11 @@ def row_kind(label: str, parents: Sequence[str] = ()) -> str:
     return "money"
 
 
+# "Basic lossper share": a PDF runs the words together.
 _PER_SHARE = re.compile(
-    r"\bper\s+(?:common\s+|ordinary\s+|diluted\s+|basic\s+)?share\b|\beps\b", re.I
+    r"(?:\b|(?<=loss)|(?<=income)|(?<=earnings))per\s+(?:common\s+|ordinary\s+|diluted\s+|"
+    r"basic\s+)?share\b|\beps\b",
+    re.I,
 )
 _SHARES_ROW = re.compile(
     r"\bshares\b|\bweighted[- ]average\b.*\b(?:outstanding|basic|diluted)\b", re.I

@@ -80,8 +80,9 @@ _CHANGES_MEANING = re.compile(
 )
 # Words no company's name in a label holds: the slot would be swallowing another line item.
 _NOT_A_COMPANY = re.compile(
-    r"\b(?:noncontrolling|minority|redeemable|preferred|interests?|liabilities|total|equity|"
-    r"per|shares?|basic|diluted)\b"
+    r"\b(?:noncontrolling|minority)"  # "noncontrollinginterest": a PDF drops the space
+    r"|\b(?:redeemable|preferred|interests?|liabilities|total|equity|per|shares?|basic|"
+    r"diluted)\b"
 )
 # The same, at the end of a label: what a cash flow's closing row adds to the balance's name.
 _BALANCE_END = re.compile(
@@ -95,14 +96,26 @@ _BALANCE_TAIL = re.compile(
 )
 
 
+# Words a PDF's text layer runs together in statement rows ("Basic lossper share",
+# "includingrestricted,at beginningofyear", "at end ofperiod").
+_GLUED = (
+    (re.compile(r"\b(loss|income|earnings)per\b", re.I), r"\1 per"),
+    (re.compile(r"\b(beginning|end)\s*of\s*(the\s*)?(year|period)\b", re.I), r"\1 of \2\3"),
+    (re.compile(r"\bincluding(restricted)\b", re.I), r"including \1"),
+)
+
+
 def label_key(label: str) -> str:
     """A printed label reduced to what identifies the line item:
     'Net cash (used in) provided by investing activities' ->
     'net cash provided by investing activities'."""
+    for glued, spaced in _GLUED:
+        label = glued.sub(spaced, label)
     text = _UNITS_NOTE.sub(" ", label.replace(COMPANY, _SLOT_WORD))
     text = _SLASH_PAIR.sub(" ", _SIGN_PAIR.sub(" ", _PAREN_NUMBER.sub(" ", text)))
     key = normalize_label(text).replace(" & ", " and ")
     key = re.sub(r"\bnon (?=\w)", "non", key)  # non-current, non controlling
+    key = re.sub(r"\b(noncontrolling|minority)(?=interest)", r"\1 ", key)  # PDF-glued words
     key = re.sub(r"\bpre tax\b", "pretax", key)
     while (stripped := _LEADING.sub("", key)) != key:
         key = stripped

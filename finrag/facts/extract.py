@@ -21,6 +21,7 @@ from finrag.facts.ixbrl import extract_ixbrl_facts
 from finrag.facts.model import Fact
 from finrag.facts.periods import FiscalCalendar
 from finrag.facts.table_facts import (
+    DocumentPeriod,
     header_rows_of,
     read_table_chunk,
     rows_overrule,
@@ -40,7 +41,7 @@ class Chunk(Protocol):
     content: str
 
 
-FACTS_VERSION = 2  # bump when extraction changes: documents read as stale, --rebuild redoes them
+FACTS_VERSION = 3  # bump when extraction changes: documents read as stale, --rebuild redoes them
 
 
 def document_facts(
@@ -51,28 +52,36 @@ def document_facts(
     period_end: date | None,
     fiscal_quarter: int | None,
     calendar: FiscalCalendar | None = None,
+    form: str | None = None,
 ) -> list[Fact]:
     """The facts of one parsed and chunked filing, each placed on ``calendar`` (the one
-    the filing states: finrag.facts.calendar), or else on its period's end and quarter."""
+    the filing states: finrag.facts.calendar), or else on its period's end and quarter.
+    ``form``: the filing's form ("10-Q": its statements' columns are quarters and
+    year-to-date spans ending on ``period_end``)."""
     if calendar is None:
         calendar = FiscalCalendar.from_document(period_end, fiscal_quarter)
+    quarterly = (form or "").upper().startswith("10-Q") or fiscal_quarter in (1, 2, 3)
+    document = DocumentPeriod(period_end, quarterly)
     if kind != "html":
-        return check_facts(table_facts(chunks, calendar))
+        return check_facts(table_facts(chunks, calendar, document))
     found = extract_ixbrl_facts(path)
     tagged = found.facts
     if not tagged:
-        return check_facts(table_facts(chunks, calendar))
+        return check_facts(table_facts(chunks, calendar, document))
     tagged += cover_facts(path)  # the cover's text: symbols, exchanges, filer category
     # One calendar for the tags and the cells that print them: the dei facts'.
-    tables = table_facts(chunks, found.calendar)
+    tables = table_facts(chunks, found.calendar, document)
     tagged = [replace(f, chunk_ordinal=_chunk_on_page(chunks, f)) for f in tagged]
     named, tagged = name_concepts(tables, tagged)
     return check_facts([*named, *tagged])
 
 
-def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]:
+def table_facts(
+    chunks: Sequence[Chunk], calendar: FiscalCalendar, document: DocumentPeriod | None = None
+) -> list[Fact]:
     """Facts from every table chunk; the parts of a table cut under a repeated header
-    read as one table (a section row opened in one part heads rows in the next)."""
+    read as one table (a section row opened in one part heads rows in the next).
+    ``document``: the filing's own period, for the columns of a header cut apart."""
     facts: list[Fact] = []
     previous: Chunk | None = None
     open_sections: list[str] = []
@@ -102,6 +111,7 @@ def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]
             default_units=default_units,
             continued_statement=statement if continues else None,
             continued_header=first_header if continues else (),
+            document=document,
         )
         run += found
         statement = found[0].statement if found else statement

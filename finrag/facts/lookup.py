@@ -9,6 +9,7 @@ for the company.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -21,6 +22,7 @@ from finrag.facts.dictionary import Metric, match_label
 from finrag.facts.dictionary import metric as find_metric
 from finrag.facts.statements import newest_first, period_key
 from finrag.facts.store import StoredFact, query_facts
+from finrag.facts.structure import readings
 from finrag.refs import document_fields, page_ref
 
 
@@ -69,13 +71,31 @@ class MetricValue:
         }
 
 
-def is_metric(fact: StoredFact, metric: Metric) -> bool:
-    """Whether a stored fact reports ``metric``: by its tag, or by its printed row."""
+def is_metric(
+    fact: StoredFact, metric: Metric, structure: Mapping[int, Metric | None] | None = None
+) -> bool:
+    """Whether a stored fact reports ``metric``: by its tag, or by its printed row, read
+    by its statement's structure where that decides (``structure``: ``structure_of``)."""
     if fact.concept in metric.concepts and fact.source == "ixbrl":
         return True
+    if structure is not None and fact.id in structure:
+        found = structure[fact.id]
+        return found is not None and found.name == metric.name
     if fact.label is None:
         return False
     return _row_metric(fact.label, fact.statement, tuple(fact.parents), fact.unit) == metric.name
+
+
+def structure_of(facts: Sequence[StoredFact]) -> dict[int, Metric | None]:
+    """By fact id, the rows their statement's structure reads as another metric than
+    their label does (finrag.facts.structure): consolidated "Net income" beside an
+    "attributable to noncontrolling interests" row, and the like."""
+    found = readings(
+        facts,
+        table=lambda f: (f.document_id, f.statement, f.page, f.period_end, f.months, f.instant),
+        filing=lambda f: f.document_id,
+    )
+    return {facts[i].id: reading for i, reading in found.items()}
 
 
 # A KPI table matches the same printed rows against many metrics; the dictionary is fixed,
@@ -127,9 +147,12 @@ def metric_values(
         if f.id not in seen
     ]
     wanted_instant = metric.period == "instant"
+    structure = structure_of(candidates)
     best: dict[str, tuple[tuple, StoredFact]] = {}
     for fact in candidates:
-        if fact.value is None or fact.instant != wanted_instant or not is_metric(fact, metric):
+        if fact.value is None or fact.instant != wanted_instant:
+            continue
+        if not is_metric(fact, metric, structure):
             continue
         key = period_key(fact)
         if key == "unknown":
@@ -354,6 +377,7 @@ class MetricResolver:
         seen = {f.id for f in found}
         found += [f for f in self._statement_facts(metric.statements) if f.id not in seen]
         instant = metric.period == "instant"
+        structure = structure_of(found)
         kept = [f for f in found if f.value is not None and f.instant == instant]
         # A line item comes from its statement, or from a cell tagged with its own concept;
         # a row of some other table that only reads like it (PepsiCo's "Restructuring
@@ -362,7 +386,7 @@ class MetricResolver:
             f
             for f in kept
             if (f.statement in metric.statements or f.concept in metric.concepts)
-            and is_metric(f, metric)
+            and is_metric(f, metric, structure)
         ]
         return kept
 

@@ -10,14 +10,14 @@ column names no period is kept with the period unknown, never guessed.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 
 from finrag.facts import model
 from finrag.facts.cells import Units, parse_cell, read_units
 from finrag.facts.model import Fact
-from finrag.facts.periods import FiscalCalendar, Period, parse_period
+from finrag.facts.periods import FiscalCalendar, Period, month_number, parse_period
 from finrag.tables import parse_markdown_table
 
 # Pieces of a period in a header, in the order they are read off a joined header row.
@@ -32,11 +32,21 @@ _PERIOD_PIECE = re.compile(
     r"|\b(?:first|second|third|fourth)\s+quarter(?:\s+(?:of\s+)?(?:fiscal\s+)?(?:19|20)\d{2})?",
     re.I,
 )
+# Spaces optional: a PDF runs words together ("at beginningofyear", "at end ofperiod").
 _BEGINNING = re.compile(
-    r"\bbeginning\s+(?:of\s+(?:the\s+)?(?:year|period)|balances?)\b|\bbeginning$", re.I
+    r"\bbeginning\s*(?:of\s*(?:the\s*)?(?:year|period)|balances?)\b|\bbeginning$", re.I
 )
 _ENDING = re.compile(
-    r"\bend\s+of\s+(?:the\s+)?(?:year|period)\b|\bending\s+balances?\b|\bending$", re.I
+    r"\bend\s*of\s*(?:the\s*)?(?:year|period)\b|\bending\s*balances?\b|\bending$", re.I
+)
+# A balance of cash, not a flow of it ("Cash paid for interest" follows the balance too).
+_PERIOD_WORDS = re.compile(r"\b[A-Za-z]{3,}\b")
+_MONTH_NAMES = tuple(date(2000, m, 1).strftime("%B").lower() for m in range(1, 13))
+_PRIMARY = (model.INCOME, model.BALANCE, model.CASH_FLOW, model.COMPREHENSIVE)
+_CASH_WORD = re.compile(
+    r"^(?!.*\b(?:paid|received|payments?|proceeds|interest|taxes)\b)"
+    r".*\b(?:restricted\s+cash|cash\s+(?:and|&)\s+cash\s+equivalents)\b",
+    re.I,
 )
 _ENDS_SPAN = re.compile(r"ended[\s:,]*$", re.I)
 _BARE_YEAR = re.compile(r"(?:fiscal\s+)?((?:19|20)\d{2})")
@@ -157,6 +167,44 @@ _STATEMENT_SUBTOTAL = re.compile(
     r"|net\s+cash\s+(?:provided|used|from))",
     re.I,
 )
+
+
+# A span's number of months as a cut header may leave it: "Three mont" | "hs ended".
+_CUT_SPAN = re.compile(
+    r"\b(three|six|nine|twelve|thirteen|twenty[\s-]?six|thirty[\s-]?nine|\d{1,2})[\s-]*"
+    r"(mon|wee)",
+    re.I,
+)
+_CUT_SPAN_WORDS = {
+    "three": 3,
+    "six": 6,
+    "nine": 9,
+    "twelve": 12,
+    "thirteen": 13,
+    "twentysix": 26,
+    "thirtynine": 39,
+}
+_MONTH_DAY = (
+    r"(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})"
+)
+_DAY_WITHOUT_YEAR = re.compile(r"\b" + _MONTH_DAY + r"(?!\d)(?!,?\s*(?:19|20)\d{2})", re.I)
+_DATE_IN_HEADER = re.compile(r"\b" + _MONTH_DAY + r",?\s+(?:19|20)\d{2}", re.I)
+_YEAR_WORDS = re.compile(r"\byears?\b|twelve|fifty", re.I)
+_ANY_YEAR = re.compile(r"(?<![\d,.$])((?:19|20)\d{2})(?![\d,.%])")
+_MONTH_NAME = re.compile(
+    r"\b(january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?(?![a-z])",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class DocumentPeriod:
+    """What the filing says of its own period (its cover): where its quarterly
+    statements' columns end, for headers a PDF cut apart."""
+
+    end: date | None = None
+    quarterly: bool = False  # a 10-Q: its columns span 3, 6 or 9 months, never a year
 
 
 @dataclass(frozen=True)
@@ -304,6 +352,7 @@ def read_table_chunk(
     default_units: Units | None = None,
     continued_statement: str | None = None,
     continued_header: Sequence[Sequence[str]] = (),
+    document: DocumentPeriod | None = None,
 ) -> tuple[list[Fact], list[str]]:
     """The facts of a table chunk and the section rows open at its end. ``continued``:
     the section rows open where the previous part of the same table ended (long tables
@@ -338,18 +387,26 @@ def read_table_chunk(
         or default_units
         or Units()
     )
-    headings = column_headings(header_rows, value_columns, statement == model.BALANCE)
+    headings = column_headings(
+        header_rows, value_columns, statement == model.BALANCE, document=document
+    )
     if (
         continued_header
         and not any(period.known for period, _ in headings.values())
         and all(len(r) == table.width for r in continued_header)
     ):
-        headings = column_headings(continued_header, value_columns, statement == model.BALANCE)
+        headings = column_headings(
+            continued_header, value_columns, statement == model.BALANCE, document=document
+        )
+    if document is not None and document.end is not None and statement in _PRIMARY:
+        end = document.end
+        headings = {j: (_cut_day(p, end), q) for j, (p, q) in headings.items()}
 
     facts: list[Fact] = []
     parents: list[str] = list(continued or [])
     if continued is None and header_rows and header_rows[0][0].rstrip().endswith(":"):
         parents = [header_rows[0][0].rstrip(" :")]  # "Net sales:" heads the first rows
+    closing = False
     for i, row in enumerate(data_rows):
         label = row[0].strip()
         cells = [(j, parse_cell(row[j])) for j in value_columns if j < len(row)]
@@ -362,9 +419,14 @@ def read_table_chunk(
             continue  # a total line without words: its meaning is the sum above it
         if _STATEMENT_SUBTOTAL.match(label):
             parents = []
+        # Below a cash-flow statement's closing balance, the rows that split it ("Less
+        # restricted cash ... included in Investments") are balances at the same date.
+        balance_row = closing and statement == model.CASH_FLOW and _CASH_WORD.search(label)
+        closing = closing or bool(_ENDING.search(label))
         for j, number in numbers:
             period, qualifier = headings[j]
-            period = _balance_row_period(label, calendar.resolve(period))
+            period = _balance_row_period(label, calendar.resolve(period), bool(balance_row))
+            period = calendar.resolve(period)
             scale = units.scale_for(label, number.percent, parents)
             facts.append(
                 Fact(
@@ -401,9 +463,10 @@ def table_units(
     )
 
 
-def _balance_row_period(label: str, period: Period) -> Period:
+def _balance_row_period(label: str, period: Period, closing: bool = False) -> Period:
     """A cash-flow statement's "Cash, beginning of year" row in a year's column is the
-    balance at the previous year's end; "end of year" the balance at this one's."""
+    balance at the previous year's end; "end of year" (or a row splitting it, ``closing``)
+    the balance at this one's."""
     if period.instant or not period.known:
         return period
     if _BEGINNING.search(label):
@@ -411,18 +474,25 @@ def _balance_row_period(label: str, period: Period) -> Period:
         # runs from the fiscal year's start), opens at the previous fiscal year's end.
         year_to_date = period.months in (6, 9, 12) and period.fiscal_quarter is None
         if year_to_date and period.fiscal_year:
-            return Period(instant=True, fiscal_year=period.fiscal_year - 1)
+            return Period(instant=True, fiscal_year=period.fiscal_year - 1, fiscal_quarter=4)
         return Period()  # the start of a quarter: a date the header does not give
-    if _ENDING.search(label):
-        return replace(period, instant=True, months=None, start=None)
+    if closing or _ENDING.search(label):
+        # A whole year's column closes at its fiscal year's end: the fourth quarter's.
+        quarter = 4 if period.months == 12 else period.fiscal_quarter
+        return replace(period, instant=True, months=None, start=None, fiscal_quarter=quarter)
     return period
 
 
 def column_headings(
-    header_rows: Sequence[Sequence[str]], value_columns: Sequence[int], instant_default: bool
+    header_rows: Sequence[Sequence[str]],
+    value_columns: Sequence[int],
+    instant_default: bool,
+    *,
+    document: DocumentPeriod | None = None,
 ) -> dict[int, tuple[Period, str | None]]:
     """Each value column's period, and the words that qualify it beyond the period
-    ("Gross Carrying Amount"), from the header rows above the data."""
+    ("Gross Carrying Amount"), from the header rows above the data. ``document``: the
+    filing's own period, for a quarterly report's headers cut apart in a PDF."""
     pieces: dict[int, list[str]] = {j: [] for j in value_columns}
     qualifiers: dict[int, list[str]] = {j: [] for j in value_columns}
     for row in header_rows:
@@ -430,7 +500,9 @@ def column_headings(
             pieces[j].append(text)
         for j in value_columns:
             cell = row[j].strip() if j < len(row) else ""
-            rest = _PERIOD_PIECE.sub(" ", cell).strip(" ,-|")
+            rest = _DAY_WITHOUT_YEAR.sub(" ", _PERIOD_PIECE.sub(" ", cell))
+            # A month or "ended" left from a cut period ("r Ended December"): no qualifier.
+            rest = _PERIOD_WORDS.sub(_cut_month, rest).strip(" ,-|")
             # "ASSETS:" spanned over the date columns heads rows, not a column.
             heading = rest.endswith(":")
             rest = rest.strip(" :")
@@ -449,6 +521,13 @@ def column_headings(
     if not instant_default:
         periods = _share_lone_span(periods)
     periods = _years_under_a_span(periods, pieces)
+    periods = _one_day_over_years(periods, header_rows)
+    if document is not None and document.quarterly and not instant_default:
+        raw = {j: " ".join(r[j] for r in header_rows if j < len(r)) for j in value_columns}
+        says_year = any(_YEAR_WORDS.search(c) for row in header_rows for c in row)
+        periods, completed = _quarterly_columns(periods, raw, document.end, says_year)
+        for j in completed:
+            qualifiers[j] = []  # "Six months e 30": the period's own words, cut
     out: dict[int, tuple[Period, str | None]] = {}
     for j in value_columns:
         period = periods[j]
@@ -482,6 +561,136 @@ def _years_under_a_span(
                 continue
         previous = out[j] if out[j].end else previous
     return out
+
+
+def _quarterly_columns(
+    periods: dict[int, Period], raw: dict[int, str], end: date | None, says_year: bool
+) -> tuple[dict[int, Period], set[int]]:
+    """A quarterly report's duration columns, where its header was cut apart, and the
+    columns it completed.
+
+    A PDF cuts "Three Months Ended March 31" spanned over "2025 | 2024" anywhere ("Three
+    Months 3 2025" | "Ended March 1 2024", "Three mont" | "Junehs ended 30 2025"),
+    leaving a bare year (read as a whole fiscal year), a date without its span (read as
+    a balance) or a day cut short. A 10-Q's statements report spans of 3, 6 or 9 months
+    ending on its period's day: each such column takes the span its own cells name or,
+    failing that, the nearest one to its left (a spanned header's words land in its
+    first column), and ends on the cover's day of the year it prints. A column it cannot
+    complete is left unknown: in a quarterly report a bare year is never a whole fiscal
+    year unless its header says a year."""
+
+    def whole(period: Period) -> bool:
+        if period.instant:
+            return True  # "As of June 30, 2025": a balance, not a span
+        if period.end is None or period.months is None:
+            return False
+        if period.months == 12 and not says_year:
+            return False
+        cut_day = end is not None and period.end.month == end.month
+        return not (cut_day and abs(period.end.day - end.day) > 7)
+
+    broken = [j for j, p in periods.items() if not whole(p)]
+    if not broken:
+        return periods, set()
+    out = dict(periods)
+    spans = {j: _cut_span(text) for j, text in raw.items()}
+    if not any(spans.values()):
+        for j in broken:  # no span named anywhere: only a bare year is surely wrong
+            if periods[j].months == 12 and not says_year:
+                out[j] = Period()
+        return out, set()
+    named = {m.group(1).lower()[:3] for text in raw.values() for m in _MONTH_NAME.finditer(text)}
+    fits = end is not None and named <= {end.strftime("%b").lower()}
+    span: int | None = None
+    done = set()
+    for j, period in periods.items():
+        span = spans[j] or span
+        if j not in broken:
+            continue
+        year = _column_year(raw[j], period)
+        if fits and end is not None and span and year is not None and year <= end.year:
+            out[j] = Period(end=_same_day(end, year), months=span)
+            done.add(j)
+        else:
+            out[j] = Period()  # a date whose span is lost, or a year: not this column's
+    return out, done
+
+
+def _cut_month(word: re.Match[str]) -> str:
+    """A month's name, whole or cut ("Januar"), or "ended": a period's words, dropped."""
+    text = word.group(0).lower()
+    if text in ("ended", "ending") or any(name.startswith(text) for name in _MONTH_NAMES):
+        return " "
+    return word.group(0)
+
+
+def _cut_day(period: Period, end: date) -> Period:
+    """A primary statement's column ends where the filing's periods end: a date in the
+    cover's month whose day is far from the cover's was cut ("December 3" | "1, 2022")."""
+    if period.end is None or period.end.month != end.month:
+        return period
+    if abs(period.end.day - end.day) <= 7:
+        return period
+    return replace(period, end=_same_day(end, period.end.year))
+
+
+def _cut_span(text: str) -> int | None:
+    found = _CUT_SPAN.search(text)
+    if not found:
+        return None
+    raw = re.sub(r"[\s-]", "", found.group(1).lower())
+    n = int(raw) if raw.isdigit() else _CUT_SPAN_WORDS[raw]
+    months = round(n / 4.33) if found.group(2).lower() == "wee" else n
+    return months if months in (3, 6, 9) else None
+
+
+def _column_year(text: str, period: Period) -> int | None:
+    if period.end is not None:
+        return period.end.year
+    years = _ANY_YEAR.findall(text)
+    return int(years[-1]) if years else period.fiscal_year
+
+
+def _same_day(end: date, year: int) -> date:
+    try:
+        return end.replace(year=year)
+    except ValueError:  # February 29
+        return end.replace(year=year, day=28)
+
+
+def _one_day_over_years(
+    periods: dict[int, Period], header_rows: Sequence[Sequence[str]]
+) -> dict[int, Period]:
+    """Bare years under a day printed without a year: "June 30," over "2025" in the same
+    column, or the one day of the whole header ("December 31," over "2024 | 2023", often
+    in the label column). The year printed is the date's, not necessarily the fiscal
+    year's name, which the calendar then gives."""
+    if any(_DATE_IN_HEADER.search(c) for row in header_rows for c in row):
+        return periods
+    everywhere = _days(cell for row in header_rows for cell in row)
+    out = dict(periods)
+    for j, period in periods.items():
+        if period.end is not None or not period.fiscal_year or period.fiscal_quarter:
+            continue
+        own = _days(row[j] for row in header_rows if j < len(row))
+        days = own or everywhere
+        if len(days) != 1:
+            continue
+        ((month, day),) = days
+        try:
+            end = date(period.fiscal_year, month, day)
+        except ValueError:
+            continue
+        out[j] = replace(period, end=end, fiscal_year=None)
+    return out
+
+
+def _days(cells: Iterable[str]) -> set[tuple[int, int]]:
+    return {
+        (month_number(m.group("month")[:3]) or 0, int(m.group("day")))
+        for cell in cells
+        for m in _DAY_WITHOUT_YEAR.finditer(cell)
+    }
 
 
 def _share_lone_span(periods: dict[int, Period]) -> dict[int, Period]:
@@ -573,7 +782,7 @@ def _is_fragment(cell: str, row: Sequence[str], j: int) -> bool:
     )
 
 
-_PERIOD_WORDS = frozenset(
+_HEADING_WORDS = frozenset(
     re.findall(
         r"\w+",
         "as of at for the three six nine twelve thirteen months month weeks week years year "
@@ -588,7 +797,8 @@ def _period_words_only(text: str) -> bool:
     "December 31,2022", "(Unaudited)"): no words of a column's own."""
     words = re.findall(r"[a-z]+", text.lower())
     return bool(words) and all(
-        w in _PERIOD_WORDS or (len(w) >= 3 and any(m.startswith(w) for m in _MONTHS)) for w in words
+        w in _HEADING_WORDS or (len(w) >= 3 and any(m.startswith(w) for m in _MONTHS))
+        for w in words
     )
 
 

@@ -217,6 +217,7 @@ def prepare(job: PrepareJob, on_progress: Progress | None = None) -> Prepared:
                 period_end=meta.period_end if isinstance(meta.period_end, date) else None,
                 fiscal_quarter=meta.fiscal_quarter,
                 calendar=meta.calendar,
+                form=meta.form_type,
             )
         except FinragError as exc:  # the text is still worth having without its numbers
             result.warnings.append(f"no facts read: {exc.message}")
