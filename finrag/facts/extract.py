@@ -17,6 +17,7 @@ from finrag.facts.cells import Units
 from finrag.facts.checks import check_facts
 from finrag.facts.cover import cover_facts
 from finrag.facts.ixbrl import extract_ixbrl_facts
+from finrag.facts.member_tables import member_facts
 from finrag.facts.model import Fact
 from finrag.facts.periods import FiscalCalendar
 from finrag.facts.table_facts import read_table_chunk, split_table_chunk, table_units
@@ -32,7 +33,7 @@ class Chunk(Protocol):
     content: str
 
 
-FACTS_VERSION = 2  # bump when extraction changes: documents read as stale, --rebuild redoes them
+FACTS_VERSION = 3  # bump when extraction changes: documents read as stale, --rebuild redoes them
 
 
 def document_facts(
@@ -49,17 +50,23 @@ def document_facts(
     if calendar is None:
         calendar = FiscalCalendar.from_document(period_end, fiscal_quarter)
     if kind != "html":
-        return check_facts(table_facts(chunks, calendar))
+        return printed_facts(chunks, calendar)
     found = extract_ixbrl_facts(path)
     tagged = found.facts
     if not tagged:
-        return check_facts(table_facts(chunks, calendar))
+        return printed_facts(chunks, calendar)
     tagged += cover_facts(path)  # the cover's text: symbols, exchanges, filer category
     # One calendar for the tags and the cells that print them: the dei facts'.
     tables = table_facts(chunks, found.calendar)
     tagged = [replace(f, chunk_ordinal=_chunk_on_page(chunks, f)) for f in tagged]
     named, tagged = name_concepts(tables, tagged)
     return check_facts([*named, *tagged])
+
+
+def printed_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]:
+    """A filing without tags: its tables' cells, checked, with the members of its segment
+    and region tables as dimensions (a tagged filing has its own dimensional facts)."""
+    return member_facts(chunks, check_facts(table_facts(chunks, calendar)))
 
 
 def table_facts(chunks: Sequence[Chunk], calendar: FiscalCalendar) -> list[Fact]:
