@@ -26,9 +26,11 @@ from decimal import Decimal
 from typing import Protocol
 
 from finrag.facts import model
+from finrag.facts.cells import parse_cell
 from finrag.facts.dictionary import Metric, match_label
 from finrag.facts.model import Fact, normalize_label
-from finrag.facts.table_facts import split_table_chunk
+from finrag.facts.periods import Period
+from finrag.facts.table_facts import _first_data_row, split_table_chunk
 from finrag.tables import parse_markdown_table
 
 SEGMENT = "segment"
@@ -65,6 +67,8 @@ _MEASURE_WORD = re.compile(
     r"\b(?:sales|revenues?|income|expenses?|costs?|margin|profit|loss|earnings|change|effect)\b",
     re.I,
 )
+# A header cell that is no member's name: a measure, or a period's words run into it.
+_NOT_A_NAME = re.compile(rf"{_MEASURE_WORD.pattern}|\bended\b|\bas of\b|(?:19|20)\d\d", re.I)
 _TOTAL = re.compile(r"^(?:total|consolidated)\b", re.I)
 _FOOTNOTE = re.compile(r"\s*(?:\(\s*(?:\d{1,2}|[a-z]|\*+)\s*\))+\s*$")
 _QUALIFIERS = re.compile(r"\b(?:total|consolidated|segments?|reportable)\b", re.I)
@@ -122,6 +126,7 @@ def member_facts(chunks: Sequence[Chunk], facts: Sequence[Fact]) -> list[Fact]:
             axes = {known.get(name.lower()) for name, _ in block.members if not _generic(name)}
             if len(axes) == 1 and None not in axes:
                 block.axis = axes.pop()
+    _member_columns(chunks, out)
     for block in blocks:
         if block.axis is None:
             continue
@@ -329,3 +334,98 @@ def _title(line: str) -> bool:
     """A line that titles the table: short, or the lead-in ending in a colon (a long
     sentence that mentions "revenue by geography" refers to another table)."""
     return len(line.split()) <= 12 or line.rstrip().endswith(":")
+
+
+# ---- members as columns ---------------------------------------------------------------
+# A segment note often turns the table: a column per segment and a "Total" column, a row
+# per measure, a year per section ("2021" over the header, then "2020", "2019" rows).
+
+
+def _member_columns(chunks: Sequence[Chunk], out: list[Fact]) -> None:
+    """Cells of member columns whose row adds up to the total column, made dimensional
+    in ``out`` (their period from the year section over them when the header gave none)."""
+    cells: dict[tuple[int | None, int | None, int | None], int] = {}
+    for i, f in enumerate(out):
+        if f.source == "table" and f.value is not None and f.unit != "%":
+            cells[(f.chunk_ordinal, f.row, f.column)] = i
+    previous: tuple[int, str] | None = None
+    year: int | None = None
+    words: list[str] = []
+    for chunk in chunks:
+        found = split_table_chunk(chunk.content) if chunk.kind == "table" else None
+        table = parse_markdown_table(found.grid) if found else None
+        if found is None or table is None:
+            previous = None
+            continue
+        header = (chunk.page_start, found.grid.splitlines()[0])
+        rows = [table.header, *table.rows]
+        first = _first_data_row(rows)
+        if header != previous:
+            words = [*found.lines, table.header[0]]
+            # "2022 External Operating Revenues": the year the turned table is for.
+            lead = _LEADING_YEAR.match(table.header[0].strip())
+            year = _year(table.header[0]) or (int(lead.group(1)) if lead else None)
+        previous = header
+        if not first:
+            continue
+        data = rows[first:]
+        value_columns = [
+            j for j in range(1, table.width) if any(parse_cell(r[j]) for r in data if j < len(r))
+        ]
+        names = [
+            _clean(rows[first - 1][j]) if j < len(rows[first - 1]) else "" for j in value_columns
+        ]
+        if len(names) < 3 or not _TOTAL.match(names[-1]) or not all(names[:-1]):
+            continue
+        members = names[:-1]
+        if any(_year(n) or _NOT_A_NAME.search(n) or _TOTAL.match(n) for n in members):
+            continue
+        axes = _axes(names[-1], [], words, members)
+        if not axes:
+            continue
+        for r, row in enumerate(data):
+            label = row[0].strip() if row else ""
+            if not any(parse_cell(c) for c in row[1:]):
+                year = _year(label) or year
+                continue
+            found_cells = [cells.get((chunk.ordinal, r, k)) for k in range(len(value_columns))]
+            measure = _measure_of_label(label)
+            if measure is None or any(i is None for i in found_cells):
+                continue
+            *parts, total = [out[i] for i in found_cells]  # type: ignore[index]
+            summed = sum((f.value or Decimal(0)) for f in parts)
+            if not total.value or abs(summed - total.value) > _step(total.value) * len(parts):
+                continue
+            for name, i in zip(members, found_cells[:-1], strict=True):
+                fact = out[i]  # type: ignore[index]
+                period = fact.period
+                if not period.known and year:
+                    period = Period(
+                        fiscal_year=year,
+                        months=None if measure.period == "instant" else 12,
+                        instant=measure.period == "instant",
+                    )
+                out[i] = replace(  # type: ignore[index]
+                    fact,
+                    period=period,
+                    concept=measure.concepts[0] if measure.concepts else None,
+                    dimensions=((axes[0], name), *_unqualified(fact)),
+                    checks=tuple(sorted({*fact.checks, MEMBER_TOTAL})),
+                )
+
+
+def _unqualified(fact: Fact) -> tuple[tuple[str, str], ...]:
+    """A fact's dimensions less its column qualifier (the member the column names)."""
+    return tuple(p for p in fact.dimensions if p[0] != "column")
+
+
+_YEAR = re.compile(r"^(?:\(.*?\)\s*)?(?:fiscal\s+(?:year\s+)?)?((?:19|20)\d{2})$", re.I)
+
+
+_LEADING_YEAR = re.compile(r"^((?:19|20)\d{2})\s+[A-Za-z]")
+
+
+def _year(text: str) -> int | None:
+    """ "2021", "Fiscal 2020", "(dollars in millions) Fiscal 2022": a year section's."""
+    found = _YEAR.match(" ".join(text.split()).strip(" :"))
+    return int(found.group(1)) if found else None
