@@ -102,7 +102,7 @@ class _Row:
 class Block:
     """A measure broken down by members, in one table."""
 
-    measure: Metric
+    measure: Metric | None
     axis: str | None
     axes: list[str]  # every breakdown the words around it name, nearest first
     members: list[tuple[str, _Row]]  # (member as printed, its row)
@@ -213,7 +213,20 @@ def _blocks(facts: Sequence[Fact], rows: list[_Row], words: list[str]) -> list[B
             block.outer = (outer, section)
             # Domestic's product categories: a breakdown other than the one it is in.
             block.axis = next((a for a in block.axes if a != outer), None)
-    return found
+    # A block whose total is a member of another ("Total Americas" = United States +
+    # Other, beside EMEA and APAC) breaks that member down, in its measure.
+    for block in found:
+        for other in found:
+            name = next((n for n, r in other.members if r is block.total), None)
+            if name is None or other is block:
+                continue
+            if other.axis is None:
+                block.measure = None  # a part of a part of no known breakdown: left alone
+                continue
+            block.outer = (other.axis, name)
+            block.measure = block.measure or other.measure
+            block.axis = block.axis or other.axis
+    return [b for b in found if b.measure is not None]
 
 
 def _run_summing(stack: list[_Row], total: _Row) -> int | None:
@@ -258,8 +271,6 @@ def _block(facts: Sequence[Fact], total: _Row, words: list[str]) -> Block | None
         return None
     parents = [_clean(p) for p in total.parents]
     measure = _measure(total.label, parents, words, names)
-    if measure is None:
-        return None
     axes = _axes(total.label, parents, words, names)
     return Block(measure, axes[0] if axes else None, axes, members, total)
 
