@@ -615,6 +615,10 @@ def test_segment_questions_on_a_printed_filing_are_answered_from_its_tables(aske
         "percent_change(9569, 8890)",
     }
 
+    one = ask.ask("How fast did Best Buy's International segment revenue grow in Q2 FY2024?")
+    assert one.route == "facts", one.retrieval["route_reason"]
+    assert one.answer.startswith("Best Buy's revenue growth by segment: International fell 8.8%")
+
     share = ask.ask("What share of Best Buy's Q2 FY2024 revenue came from the Domestic segment?")
     assert share.route == "facts", share.retrieval["route_reason"]
     # 8,890 of the statement of earnings' 9,583: 92.8 %.

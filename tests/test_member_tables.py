@@ -84,3 +84,20 @@ def test_a_segment_note_turned_on_its_side_reads_its_columns_and_year_sections()
     # 45 + 15 is not 75 (a unit a part is rounding; 15 is not): no breakdown the total confirms.
     assert ((("segment", "North Operations"),), operating, 2023) not in facts
     assert len(facts) == 6
+
+
+def test_a_regions_own_breakdown_carries_the_region_and_never_ranks_beside_it() -> None:
+    """ "Total Americas" adds United States and Other; it, EMEA and APAC add up to the
+    revenue row. United States is a part of Americas, not a fourth region."""
+    facts = _members(
+        "Item 8 > Segment Information\nRevenue by geographic area (in millions)\n\n"
+        "|(in millions) Americas:|2024|2023|\n|---|---|---|\n"
+        "|United States|$4,000|$3,800|\n|Other|600|500|\n|Total Americas|4,600|4,300|\n"
+        "|EMEA|2,100|2,000|\n|APAC|1,300|1,200|\n|Revenue|$8,000|$7,500|\n"
+    )
+    revenue = "us-gaap:Revenues"
+    assert facts[((("geography", "Americas"),), revenue, 2024)][0] == 4_600_000_000
+    inner = (("geography", "Americas"), ("geography", "United States"))
+    assert facts[(inner, revenue, 2024)][0] == 4_000_000_000
+    regions = {dims[0][1] for dims, *_ in facts if len(dims) == 1}
+    assert regions == {"Americas", "EMEA", "APAC"}

@@ -9,6 +9,10 @@ question naming "Greater China" or asking "which segment grew fastest" is read w
 table of names. Every figure is a stored fact cited by page; every growth rate and share
 a calculation on them, shown with its inputs. A question this module cannot read whole
 (another measure, no such facts) is left to the other routes.
+
+A printed filing (PDF) has no tags: its segment notes and revenue-by-region tables are
+read into the same kind of facts (finrag.facts.member_tables: axis ``segment``,
+``geography`` or ``product``, the member as printed), used where no tag is held.
 """
 
 from __future__ import annotations
@@ -348,6 +352,8 @@ def _compose(
         else:
             pace = "slowest" if slow else "fastest"
             opening = f"Of {owner}'s {what}s, {lines[0][1]} grew {pace} in {label}. "
+            if len(lines) == 1:
+                opening = ""  # one member asked about: no race to win
         listed = "; ".join(words for *_, words in lines)
         text = f"{opening}{owner}'s {noun} growth by {what}: {listed}."
     elif total is not None:
