@@ -99,7 +99,13 @@ def _display(member: str) -> str:
 
 
 def _generic(name: str) -> bool:
-    return set(name.lower().split()) <= _GENERIC_MEMBERS
+    words = set(re.sub(r"[^\w\s]", " ", name.lower()).split()) - {"and", "of", "the"}
+    # A printed reconciliation line: "Corporate and Unallocated", "Elimination of Dual
+    # Credit", "Corporate & Other" are no segment that could rank.
+    return words <= _GENERIC_MEMBERS or bool(words & _RECONCILING)
+
+
+_RECONCILING = frozenset({"corporate", "unallocated", "elimination", "eliminations"})
 
 
 def _breakdown_axis(axis: str) -> bool:
@@ -244,7 +250,7 @@ def _members_named(rows: list[_Row], key: str, question: str) -> list[str]:
     """Members the question names, longest names first ('Rest of Asia Pacific' before
     'Asia Pacific'); a word naming only the end of one ('China') names it when no other
     member ends so."""
-    names = {r.member: r.name for r in rows if not set(r.name.lower().split()) <= _GENERIC_MEMBERS}
+    names = {r.member: r.name for r in rows if not _generic(r.name)}
     found: list[str] = []
     taken = key
     for member, words in sorted(names.items(), key=lambda kv: -len(kv[1])):
