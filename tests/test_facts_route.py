@@ -155,10 +155,11 @@ def test_a_date_the_filings_calendar_does_not_allow_is_not_stated(asker) -> None
     ask, _ = asker
     answer = ask.ask("How did Acme's revenue change from FY2016 to FY2017?")
     assert answer.route == "facts", answer.retrieval["route_reason"]
-    assert "$135,987 million in FY2016 [1]" in answer.answer
+    # The PDF cut "December 3" | "1, 2016": a primary statement's column ends on the
+    # filing's own year-end day, so the day is mended, never stated as cut.
     assert "December 3," not in answer.answer
-    # The mangled date was read, and left out on purpose.
-    assert answer.fact_values[0]["period_end"] == "2016-12-03"
+    assert "$135,987 million in FY2016 (the year ended December 31, 2016) [1]" in answer.answer
+    assert answer.fact_values[0]["period_end"] == "2016-12-31"
     assert "FY2017 (the year ended December 31, 2017) [2]" in answer.answer
 
 
@@ -201,7 +202,8 @@ def _text_route(ask: Asker, llm: FakeLLM, question: str):
 
 def test_what_the_facts_cannot_answer_goes_the_text_route_with_the_reason(model_asker) -> None:
     ask, llm = model_asker
-    segment = _text_route(ask, llm, "What was Best Buy's domestic segment revenue in Q2 FY2024?")
+    # A segment's operating margin: no segment figures answer a ratio (answer.segments).
+    segment = _text_route(ask, llm, "What was Best Buy's domestic segment margin in Q2 FY2024?")
     assert "segment" in segment.retrieval["route_reason"]
     # The 10-Q prints the quarter and the half, not the full year: no quarter stands in,
     # and no passage of a filing for the year may answer either (finrag.answer.coverage).
@@ -548,4 +550,79 @@ def test_a_facts_answer_or_an_unknown_company_runs_no_search(asker) -> None:
     assert refused.refused and refused.refusal == "unknown-company"
     with pytest.raises(AssertionError, match="embedded"):
         ask.ask("What did Best Buy say about its store closures?")
+    assert llm.calls == []
+
+
+def _member_facts(home: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+    from finrag.config import load_settings
+    from finrag.db import open_store
+
+    monkeypatch.setenv("FINRAG_HOME", str(home))
+    with open_store(load_settings()) as store, store.connect() as conn:
+        return conn.execute(
+            "SELECT f.dimensions, f.concept, f.value, f.page, f.table_row, f.table_column, "
+            "f.checks, f.fiscal_year, f.fiscal_quarter, f.months, f.label FROM facts f "
+            "JOIN documents d ON d.id = f.document_id WHERE d.path LIKE '%%BESTBUY%%' "
+            "AND f.source = 'table' AND f.dimensions <> '[]'::jsonb "
+            "AND f.dimensions->0->>0 <> 'column'"
+        ).fetchall()
+
+
+def test_a_printed_segment_table_is_read_as_members_checked_by_its_total(
+    facts_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Best Buy's segment note (page 13): Domestic and International revenue add up to
+    total revenue in all four columns; each product category under "Domestic:" adds up
+    to total Domestic revenue."""
+    facts = _member_facts(facts_home, monkeypatch)
+    q2 = {
+        (tuple(map(tuple, dims)), concept): (value, page, checks)
+        for dims, concept, value, page, _, _, checks, year, quarter, months, _ in facts
+        if (year, quarter, months) == (2024, 2, 3)
+    }
+    revenue, operating = "us-gaap:Revenues", "us-gaap:OperatingIncomeLoss"
+    assert q2[((("segment", "Domestic"),), revenue)][:2] == (8_890_000_000, 13)
+    assert q2[((("segment", "International"),), revenue)][:2] == (693_000_000, 13)
+    assert q2[((("segment", "Domestic"),), operating)][0] == 329_000_000
+    assert q2[((("segment", "International"),), operating)][0] == 19_000_000
+    appliances = q2[((("segment", "International"), ("product", "Appliances")), revenue)]
+    assert appliances[0] == 92_000_000
+    assert all("member_total" in checks for _, _, checks in q2.values())
+    # The consolidated row stays the entity total: no member row reads as the company's.
+    assert not any(label.lower().startswith("total revenue") for *_, label in facts)
+    # The MD&A's "Revenue" row of the Domestic segment's own table is a line, not a member.
+    assert all(page in (13, 14) for _, _, _, page, *_ in facts)
+
+
+def test_segment_questions_on_a_printed_filing_are_answered_from_its_tables(asker) -> None:
+    ask, llm = asker
+    larger = ask.ask("Which of Best Buy's segments brought in the most revenue in Q2 FY2024?")
+    assert larger.route == "facts", larger.retrieval["route_reason"]
+    assert larger.answer.startswith("Domestic was Best Buy's largest segment by revenue")
+    assert "Domestic $8,890 million [1]" in larger.answer
+    assert "International $693 million [2]" in larger.answer
+    assert {c.pages[0] for c in larger.citations} == {13}
+
+    faster = ask.ask(
+        "Did Best Buy's International segment grow its revenue faster than Domestic "
+        "in the second quarter of fiscal 2024?"
+    )
+    assert faster.route == "facts", faster.retrieval["route_reason"]
+    # International 760 -> 693 (-8.8 %), Domestic 9,569 -> 8,890 (-7.1 %): it fell more.
+    assert faster.answer.startswith("No. ")
+    assert "International fell 8.8%" in faster.answer and "Domestic fell 7.1%" in faster.answer
+    assert {c.expression for c in faster.calculations} == {
+        "percent_change(760, 693)",
+        "percent_change(9569, 8890)",
+    }
+
+    one = ask.ask("How fast did Best Buy's International segment revenue grow in Q2 FY2024?")
+    assert one.route == "facts", one.retrieval["route_reason"]
+    assert one.answer.startswith("Best Buy's revenue growth by segment: International fell 8.8%")
+
+    share = ask.ask("What share of Best Buy's Q2 FY2024 revenue came from the Domestic segment?")
+    assert share.route == "facts", share.retrieval["route_reason"]
+    # 8,890 of the statement of earnings' 9,583: 92.8 %.
+    assert "Domestic $8,890 million [2] of $9,583 million [1], 92.8%" in share.answer
+    assert [c.pages[0] for c in share.citations] == [4, 13]
     assert llm.calls == []

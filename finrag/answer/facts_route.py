@@ -214,7 +214,9 @@ class _Sources:
         where = chunk.section if chunk and chunk.section else fact.statement.replace("_", " ")
         row = fact.label or (f"tagged {fact.concept}" if fact.concept else None)
         if row and fact.dimensions:  # a segment's, a region's: which one
-            row += " · " + ", ".join(member.split(":")[-1] for _, member in fact.dimensions)
+            # A printed segment row is labelled by its member: "Americas", not twice.
+            members = [m.split(":")[-1] for _, m in fact.dimensions if m != fact.label]
+            row += " · " + ", ".join(members) if members else ""
         quote = f"{fact.label}: {fact.printed}" if fact.label else fact.printed
         self.citations.append(
             Citation(

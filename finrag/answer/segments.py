@@ -9,6 +9,10 @@ question naming "Greater China" or asking "which segment grew fastest" is read w
 table of names. Every figure is a stored fact cited by page; every growth rate and share
 a calculation on them, shown with its inputs. A question this module cannot read whole
 (another measure, no such facts) is left to the other routes.
+
+A printed filing (PDF) has no tags: its segment notes and revenue-by-region tables are
+read into the same kind of facts (finrag.facts.member_tables: axis ``segment``,
+``geography`` or ``product``, the member as printed), used where no tag is held.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from finrag.answer.result import Answer
 from finrag.facts.dictionary import Metric
 from finrag.facts.dictionary import metric as dictionary_metric
 from finrag.facts.lookup import MetricValue, Period, Unresolved, resolve_metric
+from finrag.facts.member_tables import GEOGRAPHY, PRODUCT, SEGMENT
 from finrag.facts.store import _SELECT, StoredFact
 
 SEGMENT_AXIS = "us-gaap:StatementBusinessSegmentsAxis"
@@ -94,7 +99,13 @@ def _display(member: str) -> str:
 
 
 def _generic(name: str) -> bool:
-    return set(name.lower().split()) <= _GENERIC_MEMBERS
+    words = set(re.sub(r"[^\w\s]", " ", name.lower()).split()) - {"and", "of", "the"}
+    # A printed reconciliation line: "Corporate and Unallocated", "Elimination of Dual
+    # Credit", "Corporate & Other" are no segment that could rank.
+    return words <= _GENERIC_MEMBERS or bool(words & _RECONCILING)
+
+
+_RECONCILING = frozenset({"corporate", "unallocated", "elimination", "eliminations"})
 
 
 def _breakdown_axis(axis: str) -> bool:
@@ -158,7 +169,7 @@ def answer_segments(
     before = _by_member(on_axis, members, first, quarter) if growth else {}
     if growth and set(before) != set(now):
         lacking = sorted(set(now) - set(before))
-        names = ", ".join(member_words(m) for m in lacking)
+        names = ", ".join(now[m].name for m in lacking)
         return FactsOutcome(None, f"facts store: no FY{first} figures for {names}")
     total = _total(conn, company, measure, Period(year, quarter)) if share else None
     if share and total is None:
@@ -191,18 +202,39 @@ def _measure(key: str) -> Metric | None:
 def _dimensional(
     conn: psycopg.Connection, company_id: int, measure: Metric, quarter: int | None
 ) -> list[_Row]:
-    """The measure's one-dimension facts of the company, for full years or the quarter."""
+    """The measure's one-dimension facts of the company, for full years or the quarter:
+    its iXBRL tags', else (a printed filing) its segment and region tables' members."""
+    return _rows(conn, company_id, measure, quarter, "ixbrl") or _rows(
+        conn, company_id, measure, quarter, "table"
+    )
+
+
+# The breakdowns finrag.facts.member_tables reads off printed tables, as the tags name them.
+_TABLE_AXES = {SEGMENT: SEGMENT_AXIS, GEOGRAPHY: GEOGRAPHY_AXIS, PRODUCT: PRODUCT_AXIS}
+
+
+def _rows(
+    conn: psycopg.Connection, company_id: int, measure: Metric, quarter: int | None, source: str
+) -> list[_Row]:
     rows = conn.execute(
-        _SELECT + " WHERE f.company_id = %s AND f.concept = ANY(%s) AND f.source = 'ixbrl' "
+        _SELECT + " WHERE f.company_id = %s AND f.concept = ANY(%s) AND f.source = %s "
         "AND jsonb_array_length(f.dimensions) BETWEEN 1 AND 2 AND f.value IS NOT NULL "
-        "ORDER BY f.fiscal_year DESC, f.page, f.id",
-        (company_id, list(measure.concepts)),
+        "ORDER BY f.fiscal_year DESC, f.verified DESC, f.page, f.id",
+        (company_id, list(measure.concepts), source),
     ).fetchall()
     months = 3 if quarter else 12
     out = []
     for row in rows:
         fact = StoredFact(*row)
         if fact.months != months or (quarter and fact.fiscal_quarter != quarter):
+            continue
+        if source == "table":
+            # One member of one breakdown; a column's qualifier or an outer member
+            # (Domestic's product categories) makes it another figure.
+            pairs = [tuple(p) for p in fact.dimensions]
+            if len(pairs) == 1 and pairs[0][0] in _TABLE_AXES:
+                axis, member = pairs[0]
+                out.append(_Row(_TABLE_AXES[axis], member, member, fact))
             continue
         # NVIDIA tags a segment's figures also as an operating segment's (ConsolidationItems).
         pairs = [tuple(p) for p in fact.dimensions if tuple(p) != _OPERATING_SEGMENTS]
@@ -218,7 +250,7 @@ def _members_named(rows: list[_Row], key: str, question: str) -> list[str]:
     """Members the question names, longest names first ('Rest of Asia Pacific' before
     'Asia Pacific'); a word naming only the end of one ('China') names it when no other
     member ends so."""
-    names = {r.member: r.name for r in rows if not set(r.name.lower().split()) <= _GENERIC_MEMBERS}
+    names = {r.member: r.name for r in rows if not _generic(r.name)}
     found: list[str] = []
     taken = key
     for member, words in sorted(names.items(), key=lambda kv: -len(kv[1])):
@@ -326,6 +358,8 @@ def _compose(
         else:
             pace = "slowest" if slow else "fastest"
             opening = f"Of {owner}'s {what}s, {lines[0][1]} grew {pace} in {label}. "
+            if len(lines) == 1:
+                opening = ""  # one member asked about: no race to win
         listed = "; ".join(words for *_, words in lines)
         text = f"{opening}{owner}'s {noun} growth by {what}: {listed}."
     elif total is not None:

@@ -18,6 +18,7 @@ from finrag.facts.cells import Units
 from finrag.facts.checks import check_facts
 from finrag.facts.cover import cover_facts
 from finrag.facts.ixbrl import extract_ixbrl_facts
+from finrag.facts.member_tables import member_facts
 from finrag.facts.model import Fact
 from finrag.facts.periods import FiscalCalendar
 from finrag.facts.table_facts import (
@@ -63,17 +64,25 @@ def document_facts(
     quarterly = (form or "").upper().startswith("10-Q") or fiscal_quarter in (1, 2, 3)
     document = DocumentPeriod(period_end, quarterly)
     if kind != "html":
-        return check_facts(table_facts(chunks, calendar, document))
+        return printed_facts(chunks, calendar, document)
     found = extract_ixbrl_facts(path)
     tagged = found.facts
     if not tagged:
-        return check_facts(table_facts(chunks, calendar, document))
+        return printed_facts(chunks, calendar, document)
     tagged += cover_facts(path)  # the cover's text: symbols, exchanges, filer category
     # One calendar for the tags and the cells that print them: the dei facts'.
     tables = table_facts(chunks, found.calendar, document)
     tagged = [replace(f, chunk_ordinal=_chunk_on_page(chunks, f)) for f in tagged]
     named, tagged = name_concepts(tables, tagged)
     return check_facts([*named, *tagged])
+
+
+def printed_facts(
+    chunks: Sequence[Chunk], calendar: FiscalCalendar, document: DocumentPeriod | None = None
+) -> list[Fact]:
+    """A filing without tags: its tables' cells, checked, with the members of its segment
+    and region tables as dimensions (a tagged filing has its own dimensional facts)."""
+    return member_facts(chunks, check_facts(table_facts(chunks, calendar, document)))
 
 
 def table_facts(
