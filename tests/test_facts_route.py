@@ -155,11 +155,11 @@ def test_a_date_the_filings_calendar_does_not_allow_is_not_stated(asker) -> None
     ask, _ = asker
     answer = ask.ask("How did Acme's revenue change from FY2016 to FY2017?")
     assert answer.route == "facts", answer.retrieval["route_reason"]
-    # The PDF cut "December 3" | "1, 2016": a primary statement's column ends on the
-    # filing's own year-end day, so the day is mended, never stated as cut.
     assert "December 3," not in answer.answer
-    assert "$135,987 million in FY2016 (the year ended December 31, 2016) [1]" in answer.answer
+    # The day the PDF cut ("December 3 2016") is read as the cover's day of that year: a
+    # statement's columns end where the filing's fiscal years end.
     assert answer.fact_values[0]["period_end"] == "2016-12-31"
+    assert "$135,987 million in FY2016 (the year ended December 31, 2016) [1]" in answer.answer
     assert "FY2017 (the year ended December 31, 2017) [2]" in answer.answer
 
 
