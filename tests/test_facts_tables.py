@@ -338,6 +338,39 @@ def test_a_cut_statement_is_known_by_the_rows_of_all_its_parts() -> None:
     assert {f.statement for f in table_facts(note, FiscalCalendar(12))} == {model.OTHER_TABLE}
 
 
+def test_a_restatement_table_titled_in_its_corner_is_no_statement() -> None:
+    # Tesla's printed 10-Q: a note's "as previously reported | adjustments | as adjusted"
+    # table under a statement's name; the corner names a statement only for the statement.
+    grid = "\n".join(
+        [
+            "|Consolidated Statement of Operations (unaudited):|Six Months Ended June 30, 2024 "
+            "As Previously Reported|Adjustments|As Adjusted|",
+            "|---|---|---|---|",
+            "|Other income, net|$128|$235|$363|",
+            "|Provision for income taxes|$802|$52|$854|",
+        ]
+    )
+    restated = facts_from_table_chunk(
+        "ITEM 1. FINANCIAL STATEMENTS > ASU 2023-08\n\n" + grid,
+        page=16,
+        chunk_ordinal=0,
+        calendar=FiscalCalendar(12),
+    )
+    assert {f.statement for f in restated} == {model.OTHER_TABLE}
+    statement = grid.replace(" As Previously Reported|Adjustments|As Adjusted|", "|2023|")
+    statement = statement.replace("|---|---|---|---|", "|---|---|---|").replace(
+        "|$235|$363|", "|$40|"
+    )
+    statement = statement.replace("|$52|$854|", "|$60|")
+    titled = facts_from_table_chunk(
+        "ITEM 1. FINANCIAL STATEMENTS\n\n" + statement,
+        page=5,
+        chunk_ordinal=0,
+        calendar=FiscalCalendar(12),
+    )
+    assert {f.statement for f in titled} == {model.INCOME}
+
+
 def test_a_notes_title_names_no_primary_statement() -> None:
     lines = ["Item 1 > Note 8 - Balance Sheet Components"]
     assert classify_statement(lines, ["Total other long-term liabilities"]) == model.OTHER_TABLE

@@ -308,6 +308,11 @@ def rows_overrule(kind: str, labels: Sequence[str]) -> str:
     return kind if found == model.OTHER_TABLE else found
 
 
+_RESTATED = re.compile(
+    r"\bas\s+(?:previously\s+)?(?:reported|adjusted|restated)\b|\badjustments?\b", re.I
+)
+
+
 def _titled_in_corner(corner: str, context_lines: Sequence[str]) -> str:
     """A PDF parser may keep a statement's title as the grid's top-left cell, under
     headings left from the page before ("Consolidated Balance Sheets" over Corning's
@@ -377,8 +382,10 @@ def read_table_chunk(
         return [], []
     labels = [r[0] for r in data_rows]
     statement = classify_statement(found.lines, labels)
+    by_corner = False
     if statement == model.OTHER_TABLE:
         statement = _titled_in_corner(table.header[0], found.lines)
+        by_corner = statement != model.OTHER_TABLE
     if statement == model.OTHER_TABLE and continued_statement is not None:
         statement = continued_statement  # the liabilities half of a cut balance sheet
     units = (
@@ -398,6 +405,13 @@ def read_table_chunk(
         headings = column_headings(
             continued_header, value_columns, statement == model.BALANCE, document=document
         )
+    if by_corner and (
+        any(qualifier for _, qualifier in headings.values())
+        or any(_RESTATED.search(cell) for row in header_rows for cell in row[1:])
+    ):
+        # "As previously reported | Adjustments | As adjusted" under a statement's name in
+        # its corner: a note's restatement table, not the statement.
+        statement = model.OTHER_TABLE
     if document is not None and document.end is not None and statement in _PRIMARY:
         end = document.end
         headings = {j: (_cut_day(p, end), q) for j, (p, q) in headings.items()}
