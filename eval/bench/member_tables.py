@@ -15,7 +15,6 @@ measure, its members and the total they add up to.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import sys
 from collections import Counter
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 from finrag.config import load_settings
 from finrag.facts import member_tables as mt
 from finrag.facts.member_tables import AXES, MEMBER_TOTAL
-from finrag.ingest.prepare import PrepareJob, prepare
+from finrag.ingest.prepare import prepare_file
 
 
 def candidates(chunks, facts) -> tuple[int, int]:
@@ -48,20 +47,7 @@ def candidates(chunks, facts) -> tuple[int, int]:
 
 
 def prepared(path: Path, cache: Path):
-    settings = load_settings(ingest={"workers": 0})
-    job = PrepareJob(
-        path=path,
-        kind="html" if path.suffix.lower() in (".htm", ".html") else "pdf",
-        root=path.parent,
-        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-        parser=settings.ingest.parser,
-        cache_dir=cache,
-        embed_settings=settings.embed,
-        max_tokens=settings.ingest.max_tokens,
-        min_tokens=settings.ingest.min_tokens,
-        overlap_tokens=settings.ingest.overlap_tokens,
-    )
-    done = prepare(job)
+    done = prepare_file(path, cache)
     if done.error:
         raise SystemExit(f"{path.name}: {done.error}")
     return done

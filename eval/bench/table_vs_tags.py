@@ -37,7 +37,6 @@ period, only the dictionary's preferred label is a claim, as a lookup answers.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import shutil
 import subprocess
@@ -51,14 +50,13 @@ from pathlib import Path
 
 from lxml import etree
 
-from finrag.config import load_settings
 from finrag.facts import model
 from finrag.facts.dictionary import Metric, match_concept, match_label
 from finrag.facts.extract import same_period
 from finrag.facts.ixbrl import extract_ixbrl_facts
 from finrag.facts.model import Fact
 from finrag.facts.structure import readings
-from finrag.ingest.prepare import PrepareJob, prepare
+from finrag.ingest.prepare import prepare_file
 
 REPO = Path(__file__).resolve().parents[2]
 IX = "{http://www.xbrl.org/2013/inlineXBRL}"
@@ -135,20 +133,7 @@ def _in_row_label(element: etree._Element) -> bool:
 def prepared_facts(path: Path, cache: Path) -> list[Fact]:
     """The facts ingest reads from ``path``: parse (cached in ``cache`` by the file's
     hash, as ingest caches it), metadata, chunks, facts."""
-    settings = load_settings(ingest={"workers": 0})
-    job = PrepareJob(
-        path=path,
-        kind="html" if path.suffix.lower() in (".htm", ".html") else "pdf",
-        root=path.parent,
-        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
-        parser=settings.ingest.parser,
-        cache_dir=cache,
-        embed_settings=settings.embed,
-        max_tokens=settings.ingest.max_tokens,
-        min_tokens=settings.ingest.min_tokens,
-        overlap_tokens=settings.ingest.overlap_tokens,
-    )
-    done = prepare(job)
+    done = prepare_file(path, cache)
     if done.error:
         raise SystemExit(f"{path.name}: {done.error}")
     return done.facts

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
-from finrag.facts.periods import FiscalCalendar, month_number
+from finrag.facts.periods import SPAN_WORDS, FiscalCalendar, month_number
 
 _DATE_TEXT = r"([A-Z][a-z]{2,8}\.?\s+\d{1,2}\s*,\s*\d{4})"
 _SPAN = re.compile(
@@ -27,17 +27,6 @@ _SPAN = re.compile(
     r"fifty[\s-]three|\d{1,2})[\s-]+(months?|weeks?)\s+ended:?\s+" + _DATE_TEXT,
     re.I,
 )
-_SPAN_WORDS = {
-    "three": 3,
-    "six": 6,
-    "nine": 9,
-    "twelve": 12,
-    "thirteen": 13,
-    "twentysix": 26,
-    "thirtynine": 39,
-    "fiftytwo": 52,
-    "fiftythree": 53,
-}
 _ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 _QUARTER_OF_FISCAL = re.compile(
     r"\b(first|second|third|fourth)\s+quarter\s+of\s+fiscal\s+(?:year\s+)?((?:19|20)\d\d)\b", re.I
@@ -195,7 +184,7 @@ def _quarter_from_statements(body: str, end: date) -> tuple[int | None, str]:
         if parse_date(m.group(3)) != end:
             continue
         raw = re.sub(r"[\s-]", "", m.group(1).lower())
-        n = int(raw) if raw.isdigit() else _SPAN_WORDS[raw]
+        n = int(raw) if raw.isdigit() else SPAN_WORDS[raw]
         months.add(round(n / 4.33) if m.group(2).lower().startswith("week") else n)
     quarterly = {n for n in months if n in (3, 6, 9)}
     if not quarterly:

@@ -73,6 +73,20 @@ _QUARTER = re.compile(
 _ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4}
 
 
+# Spans said in words, as a header runs them together ("Twentysix Weeks Ended").
+SPAN_WORDS = {
+    "three": 3,
+    "six": 6,
+    "nine": 9,
+    "twelve": 12,
+    "thirteen": 13,
+    "twentysix": 26,
+    "thirtynine": 39,
+    "fiftytwo": 52,
+    "fiftythree": 53,
+}
+
+
 def month_number(name: str) -> int | None:
     """1-12 for a month's name or its abbreviation ('Sept.', 'december'), else None."""
     return _MONTHS.get(name.lower().rstrip("."))

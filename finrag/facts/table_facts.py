@@ -17,7 +17,7 @@ from datetime import date
 from finrag.facts import model
 from finrag.facts.cells import Units, parse_cell, read_units
 from finrag.facts.model import Fact
-from finrag.facts.periods import FiscalCalendar, Period, month_number, parse_period
+from finrag.facts.periods import SPAN_WORDS, FiscalCalendar, Period, month_number, parse_period
 from finrag.tables import parse_markdown_table
 
 # Pieces of a period in a header, in the order they are read off a joined header row.
@@ -175,15 +175,6 @@ _CUT_SPAN = re.compile(
     r"(mon|wee)",
     re.I,
 )
-_CUT_SPAN_WORDS = {
-    "three": 3,
-    "six": 6,
-    "nine": 9,
-    "twelve": 12,
-    "thirteen": 13,
-    "twentysix": 26,
-    "thirtynine": 39,
-}
 _MONTH_DAY = (
     r"(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})"
 )
@@ -653,7 +644,7 @@ def _cut_span(text: str) -> int | None:
     if not found:
         return None
     raw = re.sub(r"[\s-]", "", found.group(1).lower())
-    n = int(raw) if raw.isdigit() else _CUT_SPAN_WORDS[raw]
+    n = int(raw) if raw.isdigit() else SPAN_WORDS[raw]
     months = round(n / 4.33) if found.group(2).lower() == "wee" else n
     return months if months in (3, 6, 9) else None
 

@@ -7,6 +7,7 @@ another process while the main one embeds and stores the previous document.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import json
 import os
 import signal
@@ -230,6 +231,29 @@ def prepare(job: PrepareJob, on_progress: Progress | None = None) -> Prepared:
         if os.environ.get("FINRAG_DEBUG"):
             traceback.print_exc()
     return result
+
+
+def prepare_file(path: Path, cache_dir: Path, settings: Any = None) -> Prepared:
+    """One file prepared as ingest prepares it (parse, cached in ``cache_dir`` by the
+    file's hash; metadata, chunks, facts), with no database and no embedding: for scripts
+    and benches that read what ingest would store."""
+    if settings is None:
+        from finrag.config import load_settings
+
+        settings = load_settings(ingest={"workers": 0})
+    job = PrepareJob(
+        path=path,
+        kind="html" if path.suffix.lower() in (".htm", ".html") else "pdf",
+        root=path.parent,
+        sha256=hashlib.sha256(path.read_bytes()).hexdigest(),
+        parser=settings.ingest.parser,
+        cache_dir=cache_dir,
+        embed_settings=settings.embed,
+        max_tokens=settings.ingest.max_tokens,
+        min_tokens=settings.ingest.min_tokens,
+        overlap_tokens=settings.ingest.overlap_tokens,
+    )
+    return prepare(job)
 
 
 def metadata_fields(meta: DocumentMetadata) -> dict[str, Any]:
