@@ -30,7 +30,7 @@ from finrag.facts.cells import parse_cell
 from finrag.facts.dictionary import Metric, match_label
 from finrag.facts.model import Fact, normalize_label
 from finrag.facts.periods import Period
-from finrag.facts.table_facts import _first_data_row, split_table_chunk
+from finrag.facts.table_facts import first_data_row, split_table_chunk
 from finrag.tables import parse_markdown_table
 
 SEGMENT = "segment"
@@ -370,7 +370,7 @@ def _member_columns(chunks: Sequence[Chunk], out: list[Fact]) -> None:
             continue
         header = (chunk.page_start, found.grid.splitlines()[0])
         rows = [table.header, *table.rows]
-        first = _first_data_row(rows)
+        first = first_data_row(rows)
         if header != previous:
             words = [*found.lines, table.header[0]]
             # "2022 External Operating Revenues": the year the turned table is for.

@@ -362,7 +362,7 @@ def read_table_chunk(
     if table is None or table.width < 2:
         return [], []
     rows = [table.header, *table.rows]
-    first_data = _first_data_row(rows)
+    first_data = first_data_row(rows)
     if first_data is None:
         return [], []
     header_rows, data_rows = rows[:first_data], rows[first_data:]
@@ -815,11 +815,11 @@ def header_rows_of(content: str) -> list[list[str]]:
     if table is None:
         return []
     rows = [table.header, *table.rows]
-    first = _first_data_row(rows)
+    first = first_data_row(rows)
     return [list(r) for r in rows[:first]] if first else []
 
 
-def _first_data_row(rows: Sequence[Sequence[str]]) -> int | None:
+def first_data_row(rows: Sequence[Sequence[str]]) -> int | None:
     """The first row with a number that is not a heading (years, dates)."""
     for i, row in enumerate(rows):
         numbers = [c.strip() for c in row[1:] if parse_cell(c)]
