@@ -51,6 +51,8 @@ def unknown(store, question: str) -> list[str]:
         ("what were vexo-quill holdings total assets in 2023", ["vexo-quill"]),
         ("how large is vexo-quill's balance sheet?", ["vexo-quill"]),
         ("Vexo-Quill total assets 2023", ["Vexo-Quill"]),
+        # Each word is in a stored filing ("anvils and rockets"), the name in none.
+        ("What did Anvil Rockets earn in 2023?", ["Anvil Rockets"]),
     ],
 )
 def test_a_name_the_store_does_not_hold_is_found(store_and_settings, question, names) -> None:

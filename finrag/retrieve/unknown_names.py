@@ -8,8 +8,10 @@ stored). Three signals, strongest first:
 2. a well-known issuer's name or ticker ("microsoft", "MSFT"), from the nickname table of
    large companies (finrag/db/company_nicknames.toml: names the store may lack);
 3. a run of capitalised words ("Home Depot", "NVDA") that is not finance vocabulary, a
-   period, a month or a region, with a word found in no stored chunk (segment, product
-   and counterparty names are in the filings that use them, so they pass).
+   period, a month or a region, with a word found in no stored chunk, or of two or more
+   words no stored chunk holds together ("Best Western": "best" and "western" are in
+   many filings, the name in none). Segment, product and counterparty names are in the
+   filings that use them, so they pass.
 
 A lone title-case word opening a sentence counts only under 1 or 2: there "Explain"
 and "Initech" look alike. Questions typed all in capitals have no case to read. Written
@@ -152,6 +154,10 @@ def unknown_company_names(
     words = {w for *_, ws in (*runs, *lower, *coined) for w in ws}
     absent = _absent_from_store(conn, words)
     found += [(start, end, name) for start, end, name, ws in (*runs, *lower) if absent & set(ws)]
+    # "Best Western", "American Airlines": every word is in some filing, the name in none.
+    phrases = [r for r in runs if len(r[3]) >= 2 and not absent & set(r[3])]
+    unseen = _phrases_absent(conn, [name for _, _, name, _ in phrases])
+    found += [(start, end, name) for start, end, name, _ in phrases if name in unseen]
     found += [(start, end, name) for start, end, name, ws in coined if set(ws) <= absent]
     # "Block (formerly Square)": the old name is the same company, named once.
     former = [(m.start(), m.end()) for m in _FORMER_NAME.finditer(question)]
@@ -322,6 +328,19 @@ def _capitalised(word: str) -> bool:
     return word[:1].isupper() or (
         word[:1].isdigit() and any(c.isupper() for c in word) and any(c.isalpha() for c in word)
     )
+
+
+def _phrases_absent(conn: psycopg.Connection, phrases: Sequence[str]) -> set[str]:
+    """The names of two or more words that no stored chunk holds as a phrase."""
+    out = set()
+    for phrase in phrases:
+        held = conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM chunks WHERE tsv @@ phraseto_tsquery('english', %s))",
+            (phrase,),
+        ).fetchone()[0]
+        if not held:
+            out.add(phrase)
+    return out
 
 
 def _absent_from_store(conn: psycopg.Connection, words: set[str]) -> set[str]:
