@@ -195,6 +195,23 @@ def test_a_number_no_quote_holds_is_removed_and_the_answer_says_so(store_and_set
     assert len(llm.calls) == 1, "no second call: the figure is removed, not rewritten"
 
 
+def test_a_figure_asked_and_none_held_refuses_rather_than_quote(store_and_settings) -> None:
+    store, settings = store_and_settings
+
+    def reply(messages):
+        n = excerpt_number(messages, "capital expenditures were $310 million")
+        return {"answerable": True, "claims": [{"text": "ACME runs 45 rocket plants", "source": n}]}
+
+    # "How many": the one figure written is in no quote, so it is removed, and the best
+    # quote alone ("capital expenditures were $310 million") would not say how many.
+    answer = Asker(store, settings, llm=FakeLLM([reply])).ask(
+        "How many rocket plants does ACME run?"
+    )
+    assert answer.refused and answer.refusal == "no-evidence", answer.answer
+    assert answer.answer.startswith("I could not find that in your filings")
+    assert "45" not in answer.answer
+
+
 def test_no_answering_sentence_refuses_with_exit_7_naming_the_closest(
     store_and_settings, tmp_path, database_url
 ) -> None:

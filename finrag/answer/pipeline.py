@@ -303,6 +303,10 @@ class Asker:
             [c for c, _ in composed.claims], quotes, answer.facts, answer.calculations
         )
         text = compose.write(composed, chosen, claims)
+        if not text and mixed is None and evidence.asks_for_figure(question):
+            # A figure was asked and no quote holds the one the model wrote: the best
+            # quote alone would read as an answer without giving one.
+            return gate.no_evidence(answer, found, chosen[:3], started, read=True)
         if not text and mixed is None:  # every claim removed: the best quote, as printed
             best = chosen[0]
             text = f"The filing says: “{best.text.rstrip()}” [{best.n}]."
