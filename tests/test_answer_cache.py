@@ -161,3 +161,19 @@ def test_an_ingest_makes_cached_answers_stale_and_clear_empties_the_cache(
     assert cleared["removed"] >= 1
     stats = json.loads(run_finrag("cache", "stats", "--json", env=_env(home)).stdout)
     assert stats["entries"] == 0
+
+
+def test_a_mixed_answer_with_a_change_of_two_ratios_is_kept(home: Path, tmp_path: Path) -> None:
+    # The change of a computed margin carries Decimal inputs: the cache once failed to
+    # write it, and the answer already given ended in an internal error.
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"answerable": True, "claims": []}]))
+    fake = {"FINRAG_LLM__BACKEND": "fake", "FINRAG_LLM__FAKE_SCRIPT": str(script)}
+    question = (
+        "What drove the change in Best Buy's gross margin in the second quarter of fiscal 2024?"
+    )
+    first = ask(home, question, **fake)
+    assert first["route"] == "mixed" and not first["refused"], first["answer"]
+    script.write_text("[]")
+    again = ask(home, question, **fake)
+    assert again["cache"] is not None and again["answer"] == first["answer"]

@@ -74,7 +74,9 @@ def put(
         INSERT INTO answer_cache (question, embedding, key, key_words, store_version, answer)
         VALUES (%s, %s, %s, %s, %s, %s) RETURNING id
         """,
-        (question, vector, key, json.dumps(key_words), version, json.dumps(answer)),
+        # An answer's figures may be Decimals (a change of two computed ratios): kept as the
+        # text `--json` prints them.
+        (question, vector, key, json.dumps(key_words), version, json.dumps(answer, default=str)),
     ).fetchone()[0]
 
 
