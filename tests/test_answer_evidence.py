@@ -272,6 +272,9 @@ def test_mixed_figures_from_facts_and_the_reasons_from_a_quote(store_and_setting
     assert n > 2, "the quotes are numbered after the facts' two sources"
     assert answer.answer.endswith(f"Services drove the increase [{n}].")
     assert answer.evidence[-1]["quote"].endswith(reason)
+    # The figures' sources quote the rows that print them, as the facts route cited them.
+    figures = {c.n: c.quote for c in answer.citations if c.n <= 2}
+    assert "383,285" in figures[1] and "391,035" in figures[2], figures
     assert answer.status == "verified" or answer.status == "found_in_source"
     assert len(llm.calls) == 1, "one call: the reasons; the figures need none"
 

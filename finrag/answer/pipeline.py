@@ -320,9 +320,14 @@ class Asker:
             on_token(text)
         check.cite(answer, quotes)
         by_n = {e.n: e for e in chosen}
+        # The stored figures' sources keep the rows the facts route cited ("Gross profit:
+        # 44,301"), not a line of their table that re-citing picks by the answer's words.
+        from_facts = {c.n: c for c in mixed.citations} if mixed is not None else {}
         for c in answer.citations:  # the quote whole, as printed: not clipped
             if c.n in by_n:
                 c.quote = by_n[c.n].text
+            elif c.n in from_facts:
+                c.quote = from_facts[c.n].quote
         answer.timings["total"] = since(started)
         return answer
 
