@@ -616,6 +616,17 @@ def test_segment_questions_on_a_printed_filing_are_answered_from_its_tables(aske
         "percent_change(9569, 8890)",
     }
 
+    # Asked the other way round, the same figures say Yes: falling faster is the lower rate.
+    fell = ask.ask(
+        "Did Best Buy's International segment revenue fall faster than Domestic "
+        "in the second quarter of fiscal 2024?"
+    )
+    assert fell.route == "facts", fell.retrieval["route_reason"]
+    assert fell.answer.startswith("Yes. ")
+    fastest = ask.ask("Which Best Buy segment's revenue declined fastest in Q2 FY2024?")
+    assert fastest.route == "facts", fastest.retrieval["route_reason"]
+    assert "International fell fastest" in fastest.answer, fastest.answer
+
     one = ask.ask("How fast did Best Buy's International segment revenue grow in Q2 FY2024?")
     assert one.route == "facts", one.retrieval["route_reason"]
     assert one.answer.startswith("Best Buy's revenue growth by segment: International fell 8.8%")

@@ -48,6 +48,8 @@ _SHARE = re.compile(r"\b(?:share|percent(?:age)? of|proportion|portion|fraction)
 _LARGEST = re.compile(r"\b(?:largest|biggest|highest|most|top)\b")
 _SMALLEST = re.compile(r"\b(?:smallest|lowest|least)\b")
 _SLOWEST = re.compile(r"\b(?:slowest|slower|least)\b")
+# "fell faster", "declined the most": the race is to the bottom, the lower rate wins.
+_DECLINE = re.compile(r"\b(?:f[ae]ll\w*|declin\w*|drop\w*|shr[iu]nk\w*|decreas\w*)\b")
 _OPERATING = re.compile(r"\boperating (?:income|profit|loss)\b")
 _REVENUE = re.compile(r"\b(?:revenues?|sales|grew|grow\w*|growth|share|largest|biggest)\b")
 _NARRATIVE = re.compile(
@@ -349,15 +351,20 @@ def _compose(
             )
             lines.append((rate, row.name, words))
         slow = bool(_SLOWEST.search(key))
-        lines.sort(key=lambda item: item[0] if slow else -item[0])
+        falling = bool(_DECLINE.search(key))
+        # Highest rate first, unless the question asks for the slowest grower or the
+        # fastest faller (the lowest rate); the slowest faller is the highest again.
+        lowest_first = slow != falling
+        lines.sort(key=lambda item: item[0] if lowest_first else -item[0])
         if len(named) == 2 and re.search(r"\b(?:faster|slower)\b", key):
             rates = {name: rate for rate, name, _ in lines}
             first, second = (rates[now[m].name] for m in named)
-            verdict = first > second if "faster" in key else first < second
+            verdict = first > second if ("faster" in key) != falling else first < second
             opening = f"{'Yes' if verdict else 'No'}. "
         else:
             pace = "slowest" if slow else "fastest"
-            opening = f"Of {owner}'s {what}s, {lines[0][1]} grew {pace} in {label}. "
+            verb = "fell" if falling else "grew"
+            opening = f"Of {owner}'s {what}s, {lines[0][1]} {verb} {pace} in {label}. "
             if len(lines) == 1:
                 opening = ""  # one member asked about: no race to win
         listed = "; ".join(words for *_, words in lines)
