@@ -249,11 +249,7 @@ def classify_statement(context_lines: Sequence[str], labels: Sequence[str]) -> s
         and (_STATEMENTS_ITEM.search(deepest) or _UNAUDITED.fullmatch(deepest))
         and not any(_NOTES_HEADING.search(line) for line in context_lines)
     )
-    for kind, needed, patterns in _ROW_SIGNS:
-        hits = sum(any(re.search(p, label.strip(), re.I) for label in labels) for p in patterns)
-        if hits >= (1 if in_statements else needed):
-            return kind
-    return model.OTHER_TABLE
+    return _by_rows(labels, one_will_do=in_statements)
 
 
 def statement_of_parts(context_lines: Sequence[str], labels: Sequence[str]) -> str:
@@ -276,15 +272,23 @@ def statement_of_parts(context_lines: Sequence[str], labels: Sequence[str]) -> s
         for line in context_lines
     ):
         return model.OTHER_TABLE
-    return _by_rows(labels)
+    return _by_rows(labels, kinds=_BY_ROWS_OF_PARTS)
 
 
-def _by_rows(labels: Sequence[str], kinds: Sequence[str] | None = None) -> str:
+# A statement of equity's sign ("Balance as of ...") is one row of many tables' parts.
+_BY_ROWS_OF_PARTS = (model.CASH_FLOW, model.BALANCE, model.INCOME)
+
+
+def _by_rows(
+    labels: Sequence[str], kinds: Sequence[str] | None = None, *, one_will_do: bool = False
+) -> str:
+    """The first statement (of ``kinds``, all when None) whose row signs the labels show,
+    as many as it needs, or one where ``one_will_do``."""
     for kind, needed, patterns in _ROW_SIGNS:
-        if kind == model.EQUITY or (kinds is not None and kind not in kinds):
+        if kinds is not None and kind not in kinds:
             continue
         hits = sum(any(re.search(p, label.strip(), re.I) for label in labels) for p in patterns)
-        if hits >= needed:
+        if hits >= (1 if one_will_do else needed):
             return kind
     return model.OTHER_TABLE
 
@@ -794,7 +798,6 @@ _HEADING_WORDS = frozenset(
         "ended ending fiscal quarter quarters unaudited asof",
     )
 )
-_MONTHS = tuple(date(2000, m, 1).strftime("%B").lower() for m in range(1, 13))
 
 
 def _period_words_only(text: str) -> bool:
@@ -802,7 +805,7 @@ def _period_words_only(text: str) -> bool:
     "December 31,2022", "(Unaudited)"): no words of a column's own."""
     words = re.findall(r"[a-z]+", text.lower())
     return bool(words) and all(
-        w in _HEADING_WORDS or (len(w) >= 3 and any(m.startswith(w) for m in _MONTHS))
+        w in _HEADING_WORDS or (len(w) >= 3 and any(m.startswith(w) for m in _MONTH_NAMES))
         for w in words
     )
 

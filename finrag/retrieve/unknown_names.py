@@ -332,15 +332,16 @@ def _capitalised(word: str) -> bool:
 
 def _phrases_absent(conn: psycopg.Connection, phrases: Sequence[str]) -> set[str]:
     """The names of two or more words that no stored chunk holds as a phrase."""
-    out = set()
-    for phrase in phrases:
-        held = conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM chunks WHERE tsv @@ phraseto_tsquery('english', %s))",
-            (phrase,),
-        ).fetchone()[0]
-        if not held:
-            out.add(phrase)
-    return out
+    if not phrases:
+        return set()
+    rows = conn.execute(
+        """
+        SELECT p FROM unnest(%s::text[]) AS p
+        WHERE NOT EXISTS (SELECT 1 FROM chunks WHERE tsv @@ phraseto_tsquery('english', p))
+        """,
+        (list(phrases),),
+    ).fetchall()
+    return {r[0] for r in rows}
 
 
 def _absent_from_store(conn: psycopg.Connection, words: set[str]) -> set[str]:
