@@ -12,7 +12,7 @@ import os
 import pytest
 
 from finrag.answer.pipeline import Asker
-from finrag.answer.stages.compose import asks_one_pick, is_yes_no, reply_model
+from finrag.answer.stages.compose import asks_one_pick, compose, is_yes_no, reply_model
 from finrag.answer.stages.evidence import needs_arithmetic, select, units
 from finrag.errors import ExitCode
 from finrag.llm.base import LLMError, json_schema
@@ -139,6 +139,14 @@ def test_a_question_after_one_pick_gets_one_claim() -> None:
     assert not asks_one_pick("What drove ACME's revenue growth in 2023?")
     schema = json_schema(reply_model([1, 2], yes_no=False, max_claims=1))
     assert schema["properties"]["claims"]["maxItems"] == 1
+    # compose holds such a question to it: a second candidate does not fit the reply.
+    chosen = select("Which category had the largest revenue?", CONTEXT, ignore=["Shop"]).chosen
+    n = chosen[0].n
+    two = {"answerable": True, "claims": [{"text": "A", "source": n}, {"text": "B", "source": n}]}
+    question = "Which category had the largest revenue for Shop?"
+    with pytest.raises(LLMError, match="does not fit"):
+        compose(FakeLLM([two]), question, chosen)
+    assert len(compose(FakeLLM([two]), "What drove Shop's revenue?", chosen).claims) == 2
 
 
 def test_question_kinds() -> None:
