@@ -109,16 +109,29 @@ def test_cashflow_written_as_one_word() -> None:
 
 
 def test_reasons_and_judgements_take_the_mixed_route() -> None:
-    intensive = read("Judging by FY2022, is 3M a capital-intensive business?")
-    assert intensive[0] == [("kpi", "capex_to_revenue")] and intensive[4] is True
     assert read("What drove operating margin change as of FY2022 for 3M?")[4] is True
-    assert (
-        read(
-            "Based on its quick ratio for FY 2022, is Verizon's liquidity profile reasonably "
-            "healthy?"
-        )[4]
-        is True
+    # A judgement no stated rule decides: the verdict is read from the excerpts.
+    assert read("Is 3M's FY2022 operating margin sustainable?")[4] is True
+
+
+def test_judgements_a_stated_rule_decides_stay_on_the_facts_route() -> None:
+    intensive = plan("Judging by FY2022, is 3M a capital-intensive business?")
+    assert isinstance(intensive, QuestionPlan) and not intensive.mixed
+    assert intensive.rule is not None and intensive.rule.name == "capital_intensity"
+    # the rule also reads total assets over revenue, beside the capex ratio asked for
+    assert [(m.kind, m.formula or m.name) for m in intensive.measures] == [
+        ("kpi", "capex_to_revenue"),
+        ("formula", "total_assets / revenue"),
+    ]
+    quick = plan(
+        "Based on its quick ratio for FY 2022, is Verizon's liquidity profile reasonably healthy?"
     )
+    assert isinstance(quick, QuestionPlan) and not quick.mixed
+    assert quick.rule is not None and quick.rule.name == "liquidity"
+    steady = plan("Were Acme's gross margins stable, within 3 percent a year, to FY2024?")
+    assert isinstance(steady, QuestionPlan) and steady.rule is not None
+    assert [p.label for p in steady.periods] == ["FY2022", "FY2023", "FY2024"]
+    assert steady.rule.band == 3
 
 
 def test_a_formula_the_question_defines_is_used_instead_of_the_dictionary() -> None:

@@ -29,9 +29,11 @@ from finrag.answer.fact_words import (
 from finrag.answer.figure import Company, Figure
 from finrag.answer.question_plan import Measure, QuestionPlan
 from finrag.answer.result import Answer
+from finrag.answer.verdicts import decide
 from finrag.errors import UsageError
 from finrag.facts.dictionary import metric as dictionary_metric
 from finrag.facts.kpi import KpiGap, KpiValue, compute, evaluate, kpi
+from finrag.facts.kpi_definitions import Kpi, kpis
 from finrag.facts.lookup import MetricValue, Period, Unresolved, is_metric, resolve_metric
 from finrag.facts.periods import FiscalCalendar
 from finrag.facts.statements import period_key
@@ -71,17 +73,25 @@ def answer_with_facts(
     figures: list[Figure] = []
     gaps: list[str] = []
     missing: list[Gap] = []
+    optional = set(plan.rule.extra) if plan.rule else set()
     for company in companies:
         for measure in plan.measures:
+            mine: list[Figure] = []
+            lacking: list[tuple[Period, str]] = []
             for period in plan.periods:
                 found = _resolve(conn, company, measure, period)
                 if isinstance(found, str):
-                    gaps.append(found)
-                    if found.startswith("missing"):
-                        held = _held_periods(conn, company, measure)
-                        missing.append(Gap(company, measure, period, held))
+                    lacking.append((period, found))
                 else:
-                    figures.append(found)
+                    mine.append(found)
+            figures += mine
+            if measure in optional or (plan.rule and plan.rule.series and len(mine) >= 2):
+                continue  # a rule's side measure, or a series long enough without them
+            for period, why in lacking:
+                gaps.append(why)
+                if why.startswith("missing"):
+                    held = _held_periods(conn, company, measure)
+                    missing.append(Gap(company, measure, period, held))
     if gaps:
         reason = "facts store: " + "; ".join(gaps[:3])
         return FactsOutcome(None, reason, missing, list(plan.periods))
@@ -95,6 +105,11 @@ def _resolve(conn, company: Company, measure: Measure, period: Period) -> Figure
         item = dictionary_metric(measure.name)
         found = resolve_metric(conn, company.id, item, period)
         if isinstance(found, Unresolved):
+            whole = _completed_by(measure.name) if found.reason == "missing" else None
+            if whole is not None:
+                result = compute(conn, company.id, whole, period)
+                if isinstance(result, KpiValue):
+                    return _figure(company, measure, period, result)
             return f"{found.reason}: {found.detail}"
         figure = Figure(company, measure, period, found.value, item.unit, _currency(found), [found])
         figure.dated = _plausible_end(conn, found)
@@ -117,6 +132,14 @@ def _resolve(conn, company: Company, measure: Measure, period: Period) -> Figure
     if isinstance(result, KpiGap):
         return f"{result.reason}: {result.detail}"
     return _figure(company, measure, period, result)
+
+
+def _completed_by(metric_name: str) -> Kpi | None:
+    """The KPI that is the same measure as a line item, computed from its parts where the
+    filing prints no total (kpis.toml's `completes`): a balance sheet printing only "Debt
+    maturing within one year" and "Long-term debt" still has a total debt. A KPI that only
+    stands near the line item (EBIT for operating income) is another measure: not marked."""
+    return next((k for k in kpis() if k.completes == metric_name), None)
 
 
 def _held_periods(conn, company: Company, measure: Measure) -> tuple[str, ...]:
@@ -285,7 +308,20 @@ def _compose(
     text = " ".join(sentences)
     if plan.yes_no is not None:
         text = ("Yes. " if all(verdicts) else "No. ") + text
+    elif plan.rule is not None and (ruled := _verdict(plan, companies, figures)):
+        text = ("Yes. " if ruled.holds else "No. ") + text + " " + ruled.because
     return sources.answer(question, text, calculations, [FLAG])
+
+
+def _verdict(plan: QuestionPlan, companies: list[Company], figures: list[Figure]):
+    """The rule's verdict for one company's figures (a judgement about several companies
+    at once is left to the words)."""
+    if plan.rule is None or len(companies) != 1:
+        return None
+    values: dict[str, list[tuple[str, Decimal]]] = {}
+    for f in sorted(figures, key=lambda f: (f.period.fiscal_year, f.period.fiscal_quarter or 0)):
+        values.setdefault(f.measure.name, []).append((f.period.label, f.value))
+    return decide(plan.rule, values)
 
 
 def _holds(direction: str | None, old: Decimal | None, new: Decimal) -> bool:

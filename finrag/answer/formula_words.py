@@ -148,6 +148,9 @@ def match(tokens: Sequence[str], i: int) -> tuple[int, Measure] | None:
         words = " ".join(tokens[i : i + n])
         if words in phrases:
             return n, phrases[words]
+        # "gross margins", "operating margins": the plural names the same measure.
+        if words.endswith("s") and not words.endswith("ss") and words[:-1] in phrases:
+            return n, phrases[words[:-1]]
     return None
 
 

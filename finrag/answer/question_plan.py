@@ -28,6 +28,7 @@ from finrag.answer.formula_words import (
     translate,
     unit_of,
 )
+from finrag.answer.verdicts import Rule, rule_for
 from finrag.facts.lookup import Period
 from finrag.facts.model import normalize_label
 from finrag.facts.periods import FiscalCalendar
@@ -112,10 +113,12 @@ class QuestionPlan:
     judgement: bool = False  # "is it healthy": numbers from facts, the verdict from text
     scale: str | None = None  # "millions", "billions" as the question asks
     decimals: int | None = None
+    rule: Rule | None = None  # a judgement a stated rule decides (finrag.answer.verdicts)
 
     @property
     def mixed(self) -> bool:
-        return self.wants_reasons or self.judgement or self.narrative
+        ruled = self.judgement and self.rule is not None
+        return self.wants_reasons or self.narrative or (self.judgement and not ruled)
 
     def describe(self) -> str:
         what = ", ".join(m.name for m in self.measures)
@@ -205,6 +208,14 @@ def plan_question(
             plan.yes_no = direction
     elif _JUDGEMENT.search(key):
         plan.judgement = True
+    if plan.judgement and (rule := rule_for(key, found)) is not None:
+        plan.rule = rule
+        plan.measures = [*found, *rule.extra]
+        if rule.series:  # consecutive fiscal years: those named, else three to the year
+            first, last = min(years), max(years)
+            span = range(first, last + 1) if last > first else range(last - 2, last + 1)
+            plan.periods = [Period(y, quarter) for y in span]
+            plan.operation = "value"
     if m := _SCALE.search(question):
         plan.scale = m[1].lower()
     if m := _DECIMALS.search(question):

@@ -82,7 +82,8 @@ def choose_route(conn: psycopg.Connection, question: str, filters: QueryFilters)
 # ("the prior year" is what a change compares with, not the period asked about.)
 _YEAR_CUE = re.compile(
     r"\b(?:last|latest|most recent|this|current|the)\s+(?:fiscal\s+|full\s+)?"
-    r"year\b|\bannual(?:ly)?\b|\bfull[- ]year\b",
+    r"year\b|\bannual(?:ly)?\b|\bfull[- ]year\b|\b(?:each|every|per|a) year\b|"
+    r"\bhistorical(?:ly)?\b|\bover the years\b",
     re.I,
 )
 _QUARTER_CUE = re.compile(r"\bquarter(?:ly)?\b|\bthree months\b|\b13 weeks\b", re.I)

@@ -32,6 +32,11 @@ class Kpi(BaseModel):
     definition: str = Field(min_length=1, description="The definition written out.")
     formulas: tuple[str, ...] = Field(min_length=1, description="Alternatives, preferred first.")
     needs: str | None = Field(default=None, description="What a filing must print for it.")
+    completes: str | None = Field(
+        default=None,
+        description="A line item this KPI is the same measure as, computed from its parts "
+        "where the filing prints no total (gross_debt completes total_debt).",
+    )
 
 
 class KpiFile(BaseModel):
@@ -49,6 +54,8 @@ class KpiFile(BaseModel):
         uses: dict[str, set[str]] = {}
         for item in self.kpi:
             uses[item.name] = set()
+            if item.completes is not None and item.completes not in known_metrics:
+                faults.append(f"{item.name}: completes {item.completes!r}, which is no metric")
             for formula in item.formulas:
                 try:
                     names = formula_names(formula)
