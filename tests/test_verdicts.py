@@ -66,6 +66,7 @@ _STATEMENTS = """\
 |Net cash provided by operating activities|{ocf24}|{ocf23}|{ocf22}|
 |Capital expenditures|({capex24})|({capex23})|({capex22})|
 |Net cash used in investing activities|({inv_cf24})|({inv_cf23})|({inv_cf22})|
+|Net cash provided by (used in) financing activities|{fin_cf24}|{fin_cf23}|{fin_cf22}|
 """
 
 # A carrier: capex a fifth of revenue, assets three times revenue, a thin quick ratio, a
@@ -85,6 +86,7 @@ CARRIER = dict(
     ocf24="3,000", ocf23="2,900", ocf22="2,700",
     capex24="2,000", capex23="1,900", capex22="1,800",
     inv_cf24="2,100", inv_cf23="1,950", inv_cf22="1,850",
+    fin_cf24="(1,100)", fin_cf23="(700)", fin_cf22="(3,200)",
 )  # fmt: skip
 # A retailer: capex 2 % of revenue, assets under half of revenue, a steady margin.
 RETAILER = dict(
@@ -102,6 +104,7 @@ RETAILER = dict(
     ocf24="2,500", ocf23="2,300", ocf22="2,200",
     capex24="1,000", capex23="950", capex22="900",
     inv_cf24="1,100", inv_cf23="1,000", inv_cf22="950",
+    fin_cf24="(1,200)", fin_cf23="(1,500)", fin_cf22="(1,100)",
 )  # fmt: skip
 
 
@@ -196,3 +199,29 @@ def test_a_judgement_no_rule_covers_is_left_to_the_words() -> None:
     assert rule_for("is revenue growth sustainable", [revenue]) is None
     margin = Measure("kpi", "gross_margin", "Gross margin", unit="percent")
     assert rule_for("are gross margins consistent within 3 percent", [margin]).band == 3
+
+
+@pytest.mark.parametrize(
+    ("question", "opens", "order"),
+    [
+        (
+            "Among operating, investing and financing activities, which brought in the most "
+            "cash for Skyline in FY2024?",
+            "operating activities brought in the most cash",
+            ["3,000", "-$1,100", "-$2,100"],
+        ),
+        (
+            "Which of operating, investing or financing activities used the most cash at "
+            "Skyline in FY2022?",
+            "financing activities used the most cash",
+            ["-$3,200", "-$1,850", "2,700"],
+        ),
+    ],
+)
+def test_cash_flow_activities_are_ranked_from_the_statement(ask, question, opens, order) -> None:
+    answer = ask.ask(question)
+    assert answer.route == "facts", answer.retrieval
+    assert opens in answer.answer, answer.answer
+    places = [answer.answer.index(amount) for amount in order]
+    assert places == sorted(places), answer.answer  # listed from the end asked for
+    assert len(answer.citations) == 3

@@ -275,6 +275,8 @@ def _compose(
     figures: list[Figure],
 ) -> Answer:
     sources = _Sources(conn)
+    if plan.operation == "rank":
+        return _ranked(question, plan, companies, figures, sources)
     calculations: list[CalculationOutcome] = []
     sentences: list[str] = []
     verdicts: list[bool] = []
@@ -311,6 +313,42 @@ def _compose(
     elif plan.rule is not None and (ruled := _verdict(plan, companies, figures)):
         text = ("Yes. " if ruled.holds else "No. ") + text + " " + ruled.because
     return sources.answer(question, text, calculations, [FLAG])
+
+
+def _ranked(
+    question: str,
+    plan: QuestionPlan,
+    companies: list[Company],
+    figures: list[Figure],
+    sources: _Sources,
+) -> Answer:
+    """Measures of one period side by side, the first by the question's end ("the most":
+    the largest signed value, so an outflow ranks below any inflow)."""
+    sentences = []
+    for company in companies:
+        mine = sorted(
+            (f for f in figures if f.company == company),
+            key=lambda f: f.value,
+            reverse=plan.yes_no != "down",
+        )
+        if not mine:
+            continue
+        top = mine[0]
+        listed = "; ".join(
+            f"{_activity(f)} {amount_words(f, plan)} {sources.marks(f)}" for f in mine
+        )
+        verb = "used the most cash" if plan.yes_no == "down" else "brought in the most cash"
+        sentences.append(
+            f"At {short_name(company.name)}, {_activity(top)} {verb} {period_words(top)} "
+            f"(net cash flows: {listed})."
+        )
+    return sources.answer(question, " ".join(sentences), [], [FLAG])
+
+
+def _activity(f: Figure) -> str:
+    """'operating activities' for operating_cash_flow: the net flow named without the
+    "provided by" / "used in" its label assumes, since its sign says which."""
+    return f.measure.name.removesuffix("_cash_flow") + " activities"
 
 
 def _verdict(plan: QuestionPlan, companies: list[Company], figures: list[Figure]):

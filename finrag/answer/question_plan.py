@@ -33,7 +33,7 @@ from finrag.facts.lookup import Period
 from finrag.facts.model import normalize_label
 from finrag.facts.periods import FiscalCalendar
 
-Operation = Literal["value", "change"]
+Operation = Literal["value", "change", "rank"]
 Direction = Literal["up", "down", "positive", "negative"]
 
 # Figures the statements do not print as one entity-wide line item: a segment's, a
@@ -154,6 +154,8 @@ def plan_question(
     # "..., defined as X / Y?" inside the question: X / Y is what is asked.
     asking, inline = _split_inline(asking)
     key = _key(asking)
+    if (ranked := _ranked_activities(key, years, quarter)) is not None:
+        return ranked
     if m := _NOT_A_FIGURE.search(key):
         return NoPlan(f"asks for names or a ranking, not a figure ({m[0]!r})")
     if m := _NOT_IN_STATEMENTS.search(key):
@@ -237,6 +239,40 @@ _ENDED = re.compile(
     re.I,
 )
 _AS_OF = re.compile(r"\b(?:as of|as at|at|on)\s+" + _MONTH_DATE, re.I)
+
+
+# "Among operating, investing and financing activities, which brought in the most cash?":
+# the three net cash flows of one period, ranked. Words for the activities as filings and
+# analysts write them.
+_ACTIVITY_WORDS = (
+    (re.compile(r"\boperat(?:ing|ions?)\b"), "operating_cash_flow"),
+    (re.compile(r"\binvesting\b"), "investing_cash_flow"),
+    (re.compile(r"\bfinancing\b"), "financing_cash_flow"),
+)
+_RANK_WORDS = re.compile(
+    r"\b(?P<high>most|largest|highest|biggest|greatest|best)\b|"
+    r"\b(?P<low>least|smallest|lowest|worst|fewest)\b"
+)
+
+
+def _ranked_activities(key: str, years: Sequence[int], quarter: int | None) -> QuestionPlan | None:
+    """A plan ranking the cash-flow activities the question lists, or None."""
+    if "cash" not in key or not (rank := _RANK_WORDS.search(key)) or len(set(years)) != 1:
+        return None
+    names = [name for pattern, name in _ACTIVITY_WORDS if pattern.search(key)]
+    if len(names) < 2:
+        return None
+    measures = [m for m in measure_phrases().values() if m.kind == "metric" and m.name in names]
+    unique = list({m.name: m for m in measures}.values())
+    plan = QuestionPlan(measures=unique, periods=[Period(years[0], quarter)], operation="rank")
+    # "brought in the most", "lost the least": the highest; "used the most": the lowest.
+    outflow = re.search(
+        r"\b(?:used|uses|use|spent|spends|spend|lost|loses|burn\w*|consum\w*)\s+"
+        r"(?:the\s+)?$",
+        key[: rank.start()],
+    )
+    plan.yes_no = "down" if bool(rank["low"]) != bool(outflow) else "up"  # the end ranked first
+    return plan
 
 
 def _split_inline(asking: str) -> tuple[str, str]:
