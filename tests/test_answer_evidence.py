@@ -300,3 +300,61 @@ def test_without_the_model_the_quotes_are_still_selected(store_and_settings) -> 
         "page": 3,
         "quote": "ACME capital expenditures were $310 million in 2023, mostly for rocket plants.",
     }
+
+
+LITIGATION_PAGES = [
+    "Initech overview: we sell staplers to offices.",
+    "We and our subsidiaries are party to a variety of litigation, claims and legal "
+    "proceedings arising in the ordinary course of business.",
+    "Management believes, based on its review, that the final outcome of these legal "
+    "proceedings will not have a material adverse effect on our financial statements.",
+]
+SETTLED = "In 2023 we recorded a charge of $1.2 billion to settle the stapler patent lawsuits."
+
+
+@pytest.mark.parametrize("settled", [False, True])
+def test_a_material_litigation_question_is_decided_by_the_filings_conclusion(
+    store_and_settings, settled
+) -> None:
+    from finrag.embed import get_embedder
+    from tests.corpus import add_document
+
+    store, settings = store_and_settings
+    pages = LITIGATION_PAGES + ([SETTLED] if settled else [])
+    with store.connect() as conn:
+        add_document(conn, get_embedder(settings.embed), "INITECH_2023_10K.pdf", pages,
+                     company="Initech", year=2023)  # fmt: skip
+
+    def boilerplate_yes(messages):  # the small model's answer on the boilerplate
+        n = excerpt_number(messages, "party to a variety of litigation")
+        claim = {"text": "Initech is party to a variety of litigation", "source": n}
+        return {"answerable": True, "decisive": n, "verdict": "Yes", "claims": [claim]}
+
+    asker = Asker(store, settings, llm=FakeLLM([boilerplate_yes]))
+    answer = asker.ask("Has Initech reported any materially important legal battles in 2023?")
+    if settled:  # a charge with an amount: the conclusion does not decide, the reading does
+        assert answer.answer.startswith("Yes."), answer.answer
+    else:
+        assert answer.answer.startswith(
+            "No. The filing says: “Management believes, based on its review, that the final "
+            "outcome of these legal proceedings will not have a material adverse effect"
+        ), answer.answer
+        assert answer.retrieval["evidence"]["decided"]
+
+
+def test_the_conclusion_decides_only_a_question_after_material_litigation() -> None:
+    from finrag.answer.stages.decisive import litigation
+
+    pool = [(chunk(1, LEGAL, page=20), u) for u in units(chunk(1, LEGAL, page=20))]
+    assert litigation("Is Shop involved in any material litigation?", pool).verdict == "No"
+    assert litigation("Did Shop open stores in 2024?", pool) is None
+    risk = chunk(2, LEGAL, page=9)
+    risk.hit.section_path = ["Item 1A. Risk Factors"]
+    assert litigation("Is Shop involved in material lawsuits?", [(risk, LEGAL)]) is None
+    hedged = (
+        "We cannot assure that these legal proceedings will not have a material adverse effect."
+    )
+    assert (
+        litigation("Is Shop involved in material lawsuits?", [(chunk(3, hedged, page=21), hedged)])
+        is None
+    )

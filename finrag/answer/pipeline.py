@@ -16,7 +16,7 @@ from typing import Any
 from finrag.answer.cache import AnswerCache
 from finrag.answer.coverage import confine_to_period
 from finrag.answer.result import Answer
-from finrag.answer.stages import check, compose, evidence, extract, gate, since
+from finrag.answer.stages import check, compose, decisive, evidence, extract, gate, since
 from finrag.answer.stages import count as count_tokens
 from finrag.answer.stages import route as routing
 from finrag.answer.stages.retrieve import retrieval_summary, scope_flags, search
@@ -259,6 +259,14 @@ class Asker:
         answer.timings["evidence"] = since(t0)
         first = list(mixed.chunks) if mixed is not None else []
         chosen = [replace(e, n=e.n + len(first)) for e in selection.chosen]
+        # A conclusion the filing states in a fixed form decides the yes/no, not the model.
+        decided = decisive.litigation(question, selection.pool) if mixed is None else None
+        if decided is not None:
+            quote = next((e for e in chosen if e.text == decided.quote), None)
+            if quote is None:
+                n = len(first) + len(chosen) + 1
+                quote = evidence.Evidence(n, decided.quote, decided.chunk)
+                chosen.append(quote)
         answer.retrieval["evidence"] = {
             "candidates": selection.candidates,
             "terms": selection.terms,
@@ -291,6 +299,10 @@ class Asker:
         )
         count_tokens(answer, composed.result)
         answer.timings["answer"] = since(t0)
+        if decided is not None:
+            composed.verdict, composed.decisive = decided.verdict, quote.n
+            composed.answerable = True
+            answer.retrieval["evidence"]["decided"] = "the filing's conclusion on litigation"
         notify("checking")
         if mixed is not None:
             composed.verdict = None  # the stored figures decide a yes/no, not a quote

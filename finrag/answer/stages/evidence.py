@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from finrag.ingest.sentences import split_clauses, split_sentences
@@ -152,6 +152,7 @@ class Selection:
     candidates: int  # units scored
     closest: list[Evidence]  # the best units, answering or not (for a refusal's reply)
     terms: list[str]  # the question's content words, as searched
+    pool: list[tuple[ContextChunk, str]] = field(default_factory=list)  # every unit scored
 
 
 def units(chunk: ContextChunk) -> list[str]:
@@ -289,7 +290,7 @@ def select(
     # of the kind asked ("due to" for a driver) in a chunk retrieval found for it.
     answering = [s for s in head if s[1] > 0 or s[2] > 0]
     if not answering:
-        return Selection([], len(pool), closest, terms)
+        return Selection([], len(pool), closest, terms, [(c, u) for c, u, _ in pool])
     floor = KEEP_SHARE * answering[0][0]
     chosen = [s for s in answering if s[0] >= floor][:keep]
     # Each of the best retrieved chunks gives its best unit while there is room: a filing
@@ -307,7 +308,7 @@ def select(
     for n, (score, lexical, _cue, chunk, unit, i) in enumerate(chosen, 1):
         text = _with_antecedent(unit, by_chunk.get(id(chunk), []), i)
         evidence.append(Evidence(n, text, chunk, round(score, 4), round(lexical, 4)))
-    return Selection(evidence, len(pool), closest, terms)
+    return Selection(evidence, len(pool), closest, terms, [(c, u) for c, u, _ in pool])
 
 
 # A question after one figure: "how much", "what was the amount/total/value", "in USD".
