@@ -108,6 +108,31 @@ RETAILER = dict(
 )  # fmt: skip
 
 
+# A bank: interest and fees, no cost of sales, no gross profit, no operating income.
+BANK = """\
+# Harbor Trust Bancorp Form 10-K for the fiscal year ended December 31, 2024
+
+## Item 8. Financial Statements
+
+### CONSOLIDATED STATEMENTS OF INCOME
+
+(In millions)
+
+||Year ended December 31, 2024|Year ended December 31, 2023|
+|---|---|---|
+|Total interest income|5,200|4,600|
+|Total interest expense|2,100|1,500|
+|Net interest income|3,100|3,100|
+|Total noninterest revenues|1,400|1,300|
+|Total revenues net of interest expense|4,500|4,400|
+|Provision for credit losses|300|250|
+|Total expenses|2,700|2,600|
+|Pretax income|1,500|1,550|
+|Income tax provision|330|340|
+|Net income|1,170|1,210|
+"""
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("verdicts")
@@ -116,6 +141,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         path = folder / f"{stem}.md"
         path.write_text(_STATEMENTS.format(**values))
         files.append(path)
+    files.append(folder / "HARBORTRUST_2024_10K.md")
+    files[-1].write_text(BANK)
     with ingested_home(folder / "home", files) as built:
         yield built
 
@@ -225,3 +252,18 @@ def test_cash_flow_activities_are_ranked_from_the_statement(ask, question, opens
     places = [answer.answer.index(amount) for amount in order]
     assert places == sorted(places), answer.answer  # listed from the end asked for
     assert len(answer.citations) == 3
+
+
+@pytest.mark.parametrize("measure", ["gross margin", "operating margin"])
+def test_a_measure_a_banks_statements_cannot_give_is_said_not_to_apply(ask, measure) -> None:
+    allowed = (
+        f"What drove Harbor Trust's {measure} change in FY2024? If {measure} is not a useful "
+        "metric for a company like this, then state that and explain why."
+    )
+    answer = ask.ask(allowed)
+    assert answer.route == "facts", answer.retrieval
+    assert f"{measure.capitalize()} is not a useful metric for Harbor" in answer.answer
+    assert "4,500" in answer.answer and answer.citations  # what it does report, cited
+    # Without the question's leave, a missing measure is no verdict on the company.
+    plain = ask.ask(f"What drove Harbor Trust's {measure} change in FY2024?")
+    assert "not a useful metric" not in plain.answer

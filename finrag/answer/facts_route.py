@@ -27,6 +27,7 @@ from finrag.answer.fact_words import (
     short_name,
 )
 from finrag.answer.figure import Company, Figure
+from finrag.answer.inapplicable import explain, never_reported
 from finrag.answer.question_plan import Measure, QuestionPlan
 from finrag.answer.result import Answer
 from finrag.answer.verdicts import decide
@@ -343,6 +344,34 @@ def _ranked(
             f"(net cash flows: {listed})."
         )
     return sources.answer(question, " ".join(sentences), [], [FLAG])
+
+
+def answer_inapplicable(
+    conn: psycopg.Connection, question: str, plan: QuestionPlan, company: Company
+) -> Answer | None:
+    """The measure does not apply to the company (finrag.answer.inapplicable), with what
+    its income statement does report for the period cited; None when it may apply."""
+    for measure in plan.measures:
+        if lacking := never_reported(conn, company, measure):
+            break
+    else:
+        return None
+    sources = _Sources(conn)
+    words = measure_words(measure)
+    text = explain(short_name(company.name), words[:1].upper() + words[1:], lacking)
+    period = plan.periods[-1]
+    revenue = resolve_metric(conn, company.id, dictionary_metric("revenue"), period)
+    if isinstance(revenue, MetricValue):
+        figure = Figure(
+            company, Measure("metric", "revenue", "Revenue"), period, revenue.value,
+            "money", _currency(revenue), [revenue],
+        )  # fmt: skip
+        label = revenue.fact.label or "revenue"
+        text += (
+            f" Its income statement reports {label[:1].lower() + label[1:]} of "
+            f"{amount_words(figure, plan)} {period_words(figure)} {sources.marks(figure)}."
+        )
+    return sources.answer(question, text, [], [FLAG, "the measure does not apply"])
 
 
 def _activity(f: Figure) -> str:

@@ -12,7 +12,8 @@ import psycopg
 
 from finrag.answer.cover import answer_cover
 from finrag.answer.fact_words import short_name
-from finrag.answer.facts_route import Company, FactsOutcome, answer_with_facts
+from finrag.answer.facts_route import Company, FactsOutcome, answer_inapplicable, answer_with_facts
+from finrag.answer.inapplicable import allows_inapplicable
 from finrag.answer.question_plan import NO_YEAR, NoPlan, plan_question
 from finrag.answer.segments import answer_segments
 from finrag.facts.lookup import Period
@@ -61,6 +62,14 @@ def choose_route(conn: psycopg.Connection, question: str, filters: QueryFilters)
     companies = [Company(c.id, c.name) for c in filters.companies]
     outcome = answer_with_facts(conn, question, plan, companies)
     seconds = round(time.perf_counter() - started, 3)
+    moot = (
+        answer_inapplicable(conn, question, plan, companies[0])
+        if outcome.answer is None and len(companies) == 1 and allows_inapplicable(question)
+        else None
+    )
+    if moot is not None:
+        why = f"{outcome.reason}; the measure does not apply to the company"
+        return Route("facts", why, FactsOutcome(moot, why), seconds)
     if outcome.answer is None:
         return Route("text", outcome.reason, outcome, seconds)
     if latest is not None:
