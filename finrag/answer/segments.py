@@ -43,15 +43,21 @@ _REGION_WORDS = re.compile(r"\bregions?\b|\bregional\b|\bgeograph\w*\b|\bcountr(
 _PRODUCT_WORDS = re.compile(
     r"\bproducts?\b|\bcategor(?:y|ies)\b|\bproduct lines?\b|\b(?:end )?markets?\b|\bplatforms?\b"
 )
-_GROWTH = re.compile(r"\b(?:gr[eo]w\w*|growth|fastest|faster|slowest|slower|increase\w*)\b")
+# "topline performance", "performed the best", "dragged down growth": growth compared.
+_GROWTH = re.compile(
+    r"\b(?:gr[eo]w\w*|growth|fastest|faster|slowest|slower|increase\w*|perform\w*|"
+    r"dragg?\w*)\b"
+)
 _SHARE = re.compile(r"\b(?:share|percent(?:age)? of|proportion|portion|fraction)\b|% of")
 _LARGEST = re.compile(r"\b(?:largest|biggest|highest|most|top)\b")
 _SMALLEST = re.compile(r"\b(?:smallest|lowest|least)\b")
-_SLOWEST = re.compile(r"\b(?:slowest|slower|least)\b")
+_SLOWEST = re.compile(r"\b(?:slowest|slower|least|worst|weakest|poorest|dragg?\w*)\b")
 # "fell faster", "declined the most": the race is to the bottom, the lower rate wins.
 _DECLINE = re.compile(r"\b(?:f[ae]ll\w*|declin\w*|drop\w*|shr[iu]nk\w*|decreas\w*)\b")
 _OPERATING = re.compile(r"\boperating (?:income|profit|loss)\b")
-_REVENUE = re.compile(r"\b(?:revenues?|sales|grew|grow\w*|growth|share|largest|biggest)\b")
+_REVENUE = re.compile(
+    r"\b(?:revenues?|sales|top ?line|grew|grow\w*|growth|share|largest|biggest)\b"
+)
 _NARRATIVE = re.compile(
     r"\b(?:why|drove|drivers?|explain\w*|discuss\w*|describ\w*|comment\w*|say|said|says|"
     r"outlook|guidance|risks?)\b"
@@ -362,9 +368,13 @@ def _compose(
             verdict = first > second if ("faster" in key) != falling else first < second
             opening = f"{'Yes' if verdict else 'No'}. "
         else:
-            pace = "slowest" if slow else "fastest"
-            verb = "fell" if falling else "grew"
-            opening = f"Of {owner}'s {what}s, {lines[0][1]} {verb} {pace} in {label}. "
+            top = lines[0][0]
+            pace = (
+                ("fell the most" if top < 0 else "grew slowest")
+                if lowest_first
+                else ("fell the least" if top < 0 else "grew fastest")
+            )
+            opening = f"Of {owner}'s {what}s, {lines[0][1]} {pace} in {label}. "
             if len(lines) == 1:
                 opening = ""  # one member asked about: no race to win
         listed = "; ".join(words for *_, words in lines)
