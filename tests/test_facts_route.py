@@ -654,3 +654,26 @@ def test_segment_performance_in_an_analysts_words(asker, question, opens) -> Non
     answer = ask.ask(question)
     assert answer.route == "facts", answer.retrieval["route_reason"]
     assert opens in answer.answer, answer.answer
+
+
+def test_a_question_naming_no_company_is_confined_to_the_one_its_periods_allow(asker) -> None:
+    ask, _ = asker
+    # Only Best Buy's filings hold a second quarter of fiscal 2024 in this store.
+    answer = ask.ask("What was revenue in the second quarter of fiscal 2024?")
+    assert answer.route == "facts", answer.retrieval
+    assert "$9,583 million" in answer.answer
+    assert answer.answer.endswith(
+        "(No company was named: Best Buy Co., Inc. is the only company whose filings cover "
+        "FY2024 (Q2).)"
+    )
+    # Apple's and Northwind's 10-Ks both hold fiscal 2024: nothing is implied.
+    several = ask.ask("What was net income in fiscal 2024?")
+    assert "No company was named" not in several.answer
+
+
+def test_a_balance_between_a_year_end_and_a_later_quarter_end(asker) -> None:
+    ask, _ = asker
+    answer = ask.ask("Did Best Buy's cash and cash equivalents drop between FY2024 Q2 and FY 2023?")
+    assert answer.route == "facts", answer.retrieval
+    assert answer.answer.startswith("Yes."), answer.answer
+    assert "at the end of FY2023" in answer.answer and "at the end of FY2024 Q2" in answer.answer

@@ -200,7 +200,8 @@ def test_translating_formula_words(words: str, formula: str | None) -> None:
         ("What was the FY2023 dividend yield of Apple?", "names no line item"),
         ("What was Apple's revenue?", "names no fiscal year"),
         ("What was Apple's cash flow from investing in 2023?", "cash flow"),
-        ("Was there any drop in cash between FY 2023 and Q2 of FY2024?", "mixes"),
+        # a year's flow against a quarter's does not compare (a balance does: below)
+        ("Did revenue fall between FY 2023 and Q2 of FY2024?", "mixes"),
         ("What was Apple's revenue / employees in 2023?", "line item"),
     ],
 )
@@ -281,3 +282,10 @@ def test_a_company_named_like_a_measure_is_the_company() -> None:
     # Without the company's words, "GM" reads as the gross margin KPI's alias.
     unnamed = plan_question(question, [2023], None)
     assert [m.name for m in unnamed.measures] == ["gross_margin", "revenue"]
+
+
+def test_a_balance_compares_a_year_end_with_a_later_quarter_end() -> None:
+    found = plan("Was there any drop in cash between FY 2023 and Q2 of FY2024?")
+    assert isinstance(found, QuestionPlan), found
+    assert [p.label for p in found.periods] == ["FY2023", "FY2024 Q2"]
+    assert (found.operation, found.yes_no) == ("change", "down")

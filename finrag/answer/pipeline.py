@@ -15,6 +15,7 @@ from typing import Any
 
 from finrag.answer.cache import AnswerCache
 from finrag.answer.coverage import confine_to_period
+from finrag.answer.implied_company import Implied, implied_company
 from finrag.answer.result import Answer
 from finrag.answer.stages import check, compose, decisive, evidence, extract, gate, since
 from finrag.answer.stages import count as count_tokens
@@ -80,6 +81,46 @@ class Asker:
         of being dropped. With ``use_cache`` (and answer.cache on), a question asked
         before, or reworded, on the same store is answered from the answer cache
         (finrag.answer.cache), and a new answer is kept there."""
+        implied = self._implied(question, overrides)
+        if implied is not None:  # the question names no company; the store allows one
+            overrides = {**(overrides or {}), "company": implied.name}
+        answer = self._ask(
+            question,
+            k=k,
+            overrides=overrides,
+            on_token=on_token,
+            on_event=on_event,
+            on_progress=on_progress,
+            strict_filters=strict_filters,
+            use_cache=use_cache,
+        )
+        if implied is not None:
+            answer.warnings.append(implied.note)
+            if not answer.refused:
+                answer.answer = f"{answer.answer} ({implied.note})"
+        return answer
+
+    def _implied(self, question: str, overrides: dict[str, Any] | None) -> Implied | None:
+        if overrides and overrides.get("company"):
+            return None
+        with self.store.connect() as conn:
+            filters = Retriever.filters_for(conn, question, overrides)
+            found = implied_company(conn, filters)
+            conn.rollback()
+        return found
+
+    def _ask(
+        self,
+        question: str,
+        *,
+        k: int | None,
+        overrides: dict[str, Any] | None,
+        on_token: OnToken | None,
+        on_event: OnEvent | None,
+        on_progress: OnToken | None,
+        strict_filters: bool,
+        use_cache: bool,
+    ) -> Answer:
         started = time.perf_counter()
         # Facts and refusals that need no passage come before the search, so no embedder
         # loads for them; not when a cached answer would spare the model's phrasing.

@@ -29,6 +29,7 @@ from finrag.answer.formula_words import (
     unit_of,
 )
 from finrag.answer.verdicts import Rule, rule_for
+from finrag.facts.dictionary import metric as dictionary_metric
 from finrag.facts.lookup import Period
 from finrag.facts.model import normalize_label
 from finrag.facts.periods import FiscalCalendar
@@ -179,6 +180,17 @@ def plan_question(
     if not years:
         return NoPlan(NO_YEAR)
     if quarter is not None and len(years) > 1:
+        # "cash between FY2023 and Q2 of FY2024": a balance at a year's end against the
+        # later year's quarter end; flows of a year and of a quarter do not compare.
+        if len(set(years)) == 2 and all(_instant(m) for m in found):
+            plan = QuestionPlan(
+                measures=found,
+                periods=[Period(min(years), None), Period(max(years), quarter)],
+                operation="change",
+            )
+            if _YES_NO.match(key) and (direction := _direction(key)) in ("up", "down"):
+                plan.yes_no = direction
+            return plan
         return NoPlan("mixes fiscal years and a quarter")
     plan = QuestionPlan(measures=found, periods=[])
     yes_no = bool(_YES_NO.match(key))
@@ -273,6 +285,11 @@ def _ranked_activities(key: str, years: Sequence[int], quarter: int | None) -> Q
     )
     plan.yes_no = "down" if bool(rank["low"]) != bool(outflow) else "up"  # the end ranked first
     return plan
+
+
+def _instant(measure: Measure) -> bool:
+    """A balance at a date (a line item of the balance sheet), not a flow over a period."""
+    return measure.kind == "metric" and dictionary_metric(measure.name).period == "instant"
 
 
 def _split_inline(asking: str) -> tuple[str, str]:
