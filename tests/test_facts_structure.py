@@ -112,3 +112,27 @@ def test_shareholders_equity_that_holds_the_noncontrolling_interest_is_total_equ
         content.replace(rows, parent), page=4, chunk_ordinal=0, calendar=FiscalCalendar(12)
     )
     assert readings(facts, table=lambda f: f.period, filing=lambda f: 0) == {}
+
+
+def test_a_bare_ppe_line_is_net_unless_the_balance_sheet_prints_its_depreciation() -> None:
+    def read(rows: str) -> dict[str, str | None]:
+        content = "Item 8 > Consolidated Balance Sheets\n(In millions)\n\n" + HEAD + rows
+        facts = facts_from_table_chunk(
+            content, page=5, chunk_ordinal=0, calendar=FiscalCalendar(12)
+        )
+        found = readings(facts, table=lambda f: f.period, filing=lambda f: 0)
+        return {facts[i].printed: m and m.name for i, m in found.items()}
+
+    # Pfizer prints one PP&E line: the net amount, the only one a balance sheet carries.
+    net = "|Long-term investments|5,054|3,406|\n|Property, plant and equipment|14,882|13,745|\n"
+    assert read(net + "|Total assets|181,476|154,229|\n") == {
+        "14,882": "ppe_net",
+        "13,745": "ppe_net",
+    }
+    # Verizon prints the gross cost, then accumulated depreciation and the net line.
+    gross = (
+        "|Property, plant and equipment|307,689|289,897|\n"
+        "|Less Accumulated depreciation|200,255|190,201|\n"
+        "|Property, plant and equipment, net|107,434|99,696|\n"
+    )
+    assert read(gross + "|Total assets|379,680|366,596|\n") == {}

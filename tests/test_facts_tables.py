@@ -658,3 +658,28 @@ def test_a_per_share_row_whose_words_a_pdf_ran_together_is_not_scaled() -> None:
         (Decimal("-2.90"), "USD/shares"),
     ]
     assert facts[2].value == -643_000_000
+
+
+def test_a_span_printed_once_in_the_label_columns_header_heads_every_dated_column() -> None:
+    # Best Buy's statements: "Fiscal Years Ended" over the row labels, dates beside it.
+    content = (
+        "Item 8 > Consolidated Statements of Earnings\n$ and shares in millions\n\n"
+        "|Fiscal Years Ended|January 28, 2023|January 29, 2022|\n|---|---|---|\n"
+        "|Revenue|$46,298|$51,761|\n|Net earnings|$1,419|$2,454|\n"
+    )
+    facts = facts_from_table_chunk(content, page=40, chunk_ordinal=0, calendar=FiscalCalendar(1))
+    revenue = [f for f in facts if f.label == "Revenue"]
+    assert [(f.period.months, f.period.instant) for f in revenue] == [(12, False), (12, False)]
+
+
+def test_a_notes_lead_in_naming_the_balance_sheet_is_no_balance_sheet() -> None:
+    content = (
+        "Item 8 > Note 6. Leasing Arrangements\n"
+        "Supplemental disclosures for the balance sheet related to finance leases were as "
+        "follows:\n(in millions)\n\n"
+        "|At December 31,|2022|2021|\n|---|---|---|\n"
+        "|Property, plant and equipment, net|$1,138|$1,046|\n"
+        "|Debt maturing within one year|$565|$400|\n|Long-term debt|1,167|925|\n"
+    )
+    facts = facts_from_table_chunk(content, page=75, chunk_ordinal=0, calendar=FiscalCalendar(12))
+    assert facts and {f.statement for f in facts} == {"other_table"}

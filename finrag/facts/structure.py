@@ -18,6 +18,10 @@ the statement's arithmetic decide, never the company's name:
 * "Total costs and expenses" that does not take revenue to operating income, in a
   statement that prints selling, general and administrative or research costs after it,
   is the cost of revenue, not every cost.
+* A bare "Property, plant and equipment" on a balance sheet that prints no accumulated
+  depreciation and no net line beside it is the net amount (Pfizer's), the only one a
+  balance sheet carries; with accumulated depreciation below it, it is the gross cost
+  (Verizon's), which the dictionary leaves unread.
 """
 
 from __future__ import annotations
@@ -85,7 +89,24 @@ def readings(
             if found.name == "net_income" and _ATTRIBUTED.search(key):
                 to_parent[table(row)].add(bool(_COMMON.search(key)))
     out: dict[int, Metric | None] = {}
+    depreciated = {  # balance-sheet columns that print the gross cost's parts or the net
+        table(row)
+        for row, found in zip(rows, labelled, strict=True)
+        if row.statement == model.BALANCE
+        and found is not None
+        and found.name in ("accumulated_depreciation", "ppe_net")
+    }
     for i, (row, found) in enumerate(zip(rows, labelled, strict=True)):
+        if (
+            found is None
+            and row.source == "table"
+            and row.value is not None
+            and row.statement == model.BALANCE
+            and _BARE_PPE.fullmatch(label_key(row.label or ""))
+            and table(row) not in depreciated
+        ):
+            out[i] = metric("ppe_net")
+            continue
         if found is None or row.value is None:
             continue
         if found.name == "net_income":
@@ -124,6 +145,9 @@ def readings(
             ):
                 out[i] = metric("total_equity")
     return out
+
+
+_BARE_PPE = re.compile(r"property(?: plant)? and equipment")
 
 
 def _label_metric(row: Row) -> Metric | None:

@@ -94,9 +94,12 @@ _STATEMENT_TITLES = (
     (model.SEGMENT, re.compile(r"\bsegments?\b", re.I)),
 )
 # A line that talks about a statement rather than titling it: a note's lead-in sentence.
+# Words of a sentence leading into a note's table ("Supplemental disclosures for the
+# balance sheet related to finance leases were as follows:"), never of a statement's title.
 _SENTENCE = re.compile(
     r"\b(?:following|table|summar\w+|included|recorded|presented|reported|reflected|"
-    r"in\s+(?:our|the)\s+(?:condensed\s+)?consolidated)\b",
+    r"in\s+(?:our|the)\s+(?:condensed\s+)?consolidated|as\s+follows|related\s+to|"
+    r"supplement\w*|disclosures?)\b",
     re.I,
 )
 # A reconciliation to "core" figures restates statement rows beside adjusted ones.
@@ -529,6 +532,7 @@ def column_headings(
     }
     if not instant_default:
         periods = _share_lone_span(periods)
+        periods = _span_in_corner(periods, header_rows, value_columns)
     periods = _years_under_a_span(periods, pieces)
     periods = _one_day_over_years(periods, header_rows)
     if document is not None and document.quarterly and not instant_default:
@@ -699,6 +703,40 @@ def _days(cells: Iterable[str]) -> set[tuple[int, int]]:
         (month_number(m.group("month")[:3]) or 0, int(m.group("day")))
         for cell in cells
         for m in _DAY_WITHOUT_YEAR.finditer(cell)
+    }
+
+
+# The span a statement prints once in its label column's header ("Fiscal Years Ended" over
+# the row labels, the dates in the columns beside it: Best Buy's statements).
+_CORNER_SPAN = re.compile(
+    r"\b(?:(?P<year>(?:fiscal\s+)?years?|twelve\s+months|12\s+months|5[23]\s+weeks|"
+    r"fifty[\s-]?(?:two|three)\s+weeks)|(?P<quarter>three\s+months|3\s+months|13\s+weeks|"
+    r"thirteen\s+weeks|quarters?)|(?P<half>six\s+months|6\s+months|26\s+weeks)|"
+    r"(?P<nine>nine\s+months|9\s+months|39\s+weeks))\s+end(?:ed|ing)\b",
+    re.I,
+)
+_CORNER_MONTHS = {"year": 12, "quarter": 3, "half": 6, "nine": 9}
+
+
+def _span_in_corner(
+    periods: dict[int, Period],
+    header_rows: Sequence[Sequence[str]],
+    value_columns: Sequence[int],
+) -> dict[int, Period]:
+    """Dated columns with no span of their own take the one span the label column's
+    header names, when it names exactly one and no column names another."""
+    if any(p.months is not None for p in periods.values()):
+        return periods
+    corner = " ".join(
+        row[j] for row in header_rows for j in range(len(row)) if j not in value_columns
+    )
+    found = {_CORNER_MONTHS[m.lastgroup] for m in _CORNER_SPAN.finditer(corner) if m.lastgroup}
+    if len(found) != 1:
+        return periods
+    (months,) = found
+    return {
+        j: replace(p, months=months) if p.end is not None and not p.instant else p
+        for j, p in periods.items()
     }
 
 
