@@ -12,13 +12,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
-from pathlib import Path
 
 import psycopg
 
-from finrag.answer.calculator import CalculationError, calculate
-from finrag.answer.citations import Citation
-from finrag.answer.extraction import CalculationOutcome, CheckedFact
+from finrag.answer.extraction import CalculationOutcome
+from finrag.answer.fact_sources import (
+    Sources,
+    calculate_outcome,
+    currency_of,
+    number_text,
+)
 from finrag.answer.fact_words import (
     amount_words,
     change_words,
@@ -39,8 +42,6 @@ from finrag.facts.lookup import MetricValue, Period, Unresolved, is_metric, reso
 from finrag.facts.periods import FiscalCalendar
 from finrag.facts.statements import period_key
 from finrag.facts.store import query_facts
-from finrag.retrieve.context import ContextChunk
-from finrag.retrieve.hybrid import Hit
 
 FLAG = "answered from the facts store and the calculator"
 
@@ -112,7 +113,9 @@ def _resolve(conn, company: Company, measure: Measure, period: Period) -> Figure
                 if isinstance(result, KpiValue):
                     return _figure(company, measure, period, result)
             return f"{found.reason}: {found.detail}"
-        figure = Figure(company, measure, period, found.value, item.unit, _currency(found), [found])
+        figure = Figure(
+            company, measure, period, found.value, item.unit, currency_of(found), [found]
+        )
         figure.dated = _plausible_end(conn, found)
         return figure
     if measure.kind == "kpi":
@@ -174,7 +177,7 @@ def _figure(company: Company, measure: Measure, period: Period, result: KpiValue
         period,
         Decimal(str(result.value)),
         result.unit,
-        next((_currency(v) for v in inputs if _currency(v)), None),
+        next((currency_of(v) for v in inputs if currency_of(v)), None),
         inputs,
         result.formula,
         result.expression,
@@ -195,77 +198,7 @@ def _plausible_end(conn: psycopg.Connection, value: MetricValue) -> bool:
     return FiscalCalendar.from_document(*row).is_quarter_end(end)
 
 
-def _currency(value: MetricValue) -> str | None:
-    unit = value.fact.unit or ""
-    return unit.split("/")[0] if unit and unit not in ("shares", "pure", "%") else None
-
-
 # ------------------------------------------------------------------ the answer
-
-
-class _Sources:
-    """Citation numbers for facts, in order of first use: one per stored fact."""
-
-    def __init__(self, conn: psycopg.Connection) -> None:
-        self.conn = conn
-        self.by_fact: dict[int, int] = {}
-        self.citations: list[Citation] = []
-        self.checked: list[CheckedFact] = []
-        self.chunks: list[ContextChunk] = []
-        self.values: list[dict] = []
-
-    def answer(self, question: str, text: str, calculations: list, flags: list[str]) -> Answer:
-        """The facts route's answer, citing these sources."""
-        return Answer(
-            question=question,
-            answer=text,
-            route="facts",
-            citations=self.citations,
-            calculations=calculations,
-            facts=self.checked,
-            fact_values=self.values,
-            flags=flags,
-            chunks=self.chunks,
-        )
-
-    def cite(self, value: MetricValue) -> int:
-        fact = value.fact
-        if fact.id in self.by_fact:
-            return self.by_fact[fact.id]
-        n = len(self.citations) + 1
-        self.by_fact[fact.id] = n
-        chunk = _chunk(self.conn, fact.chunk_id, n) if fact.chunk_id is not None else None
-        where = chunk.section if chunk and chunk.section else fact.statement.replace("_", " ")
-        row = fact.label or (f"tagged {fact.concept}" if fact.concept else None)
-        if row and fact.dimensions:  # a segment's, a region's: which one
-            # A printed segment row is labelled by its member: "Americas", not twice.
-            members = [m.split(":")[-1] for _, m in fact.dimensions if m != fact.label]
-            row += " · " + ", ".join(members) if members else ""
-        quote = f"{fact.label}: {fact.printed}" if fact.label else fact.printed
-        self.citations.append(
-            Citation(
-                n=n,
-                document=Path(fact.document).stem,
-                pages=[fact.page, fact.page],
-                section=" · ".join(p for p in (where, row, value.period) if p),
-                chunk_id=fact.chunk_id if fact.chunk_id is not None else 0,
-                quote=quote,
-                flagged=chunk.hit.flagged if chunk else None,
-                path=fact.document,
-                document_id=fact.document_id,
-                ocr=chunk.hit.ocr if chunk else False,
-            )
-        )
-        self.checked.append(CheckedFact(source=n, quote=quote, value=fact.printed, ok=True))
-        ocr = chunk.hit.ocr if chunk else False
-        self.values.append({"n": n, **value.as_dict(), **({"ocr": True} if ocr else {})})
-        if chunk is not None:
-            self.chunks.append(chunk)
-        return n
-
-    def marks(self, figure: Figure) -> str:
-        numbers = sorted({self.cite(v) for v in figure.inputs})
-        return f"[{', '.join(map(str, numbers))}]"
 
 
 def _compose(
@@ -275,7 +208,7 @@ def _compose(
     companies: list[Company],
     figures: list[Figure],
 ) -> Answer:
-    sources = _Sources(conn)
+    sources = Sources(conn)
     if plan.operation == "rank":
         return _ranked(question, plan, companies, figures, sources)
     calculations: list[CalculationOutcome] = []
@@ -321,7 +254,7 @@ def _ranked(
     plan: QuestionPlan,
     companies: list[Company],
     figures: list[Figure],
-    sources: _Sources,
+    sources: Sources,
 ) -> Answer:
     """Measures of one period side by side, the first by the question's end ("the most":
     the largest signed value, so an outflow ranks below any inflow)."""
@@ -356,7 +289,7 @@ def answer_inapplicable(
             break
     else:
         return None
-    sources = _Sources(conn)
+    sources = Sources(conn)
     words = measure_words(measure)
     text = explain(short_name(company.name), words[:1].upper() + words[1:], lacking)
     period = plan.periods[-1]
@@ -364,7 +297,7 @@ def answer_inapplicable(
     if isinstance(revenue, MetricValue):
         figure = Figure(
             company, Measure("metric", "revenue", "Revenue"), period, revenue.value,
-            "money", _currency(revenue), [revenue],
+            "money", currency_of(revenue), [revenue],
         )  # fmt: skip
         label = revenue.fact.label or "revenue"
         text += (
@@ -403,44 +336,44 @@ def _holds(direction: str | None, old: Decimal | None, new: Decimal) -> bool:
     return True
 
 
-def _change(old: Figure, new: Figure, plan: QuestionPlan, sources: _Sources):
+def _change(old: Figure, new: Figure, plan: QuestionPlan, sources: Sources):
     """The change from ``old`` to ``new`` in words, and its calculation: points for rates,
     per cent and amount for everything else."""
     a, b = _shown(old), _shown(new)
     marks = [sources.cite(v) for v in (*old.inputs, *new.inputs)]
     inputs = [
-        {"text": _number(a), "value": float(a), "sources": [marks[0]]},
-        {"text": _number(b), "value": float(b), "sources": [marks[-1]]},
+        {"text": number_text(a), "value": float(a), "sources": [marks[0]]},
+        {"text": number_text(b), "value": float(b), "sources": [marks[-1]]},
     ]
     description = (
         f"change in {measure_words(new.measure)} from {old.period.label} to {new.period.label}"
     )
-    difference = _calculate(description, f"{_number(b)} - {_number(a)}", inputs)
+    difference = calculate_outcome(description, f"{number_text(b)} - {number_text(a)}", inputs)
     if new.measure.is_rate:
         return change_words(new, Decimal(str(difference.result)), None, plan), [difference]
-    percent = _calculate(
-        f"{description}, per cent", f"percent_change({_number(a)}, {_number(b)})", inputs
+    percent = calculate_outcome(
+        f"{description}, per cent", f"percent_change({number_text(a)}, {number_text(b)})", inputs
     )
     words = change_words(new, Decimal(str(difference.result)), percent.result, plan)
     return words, [percent, difference]
 
 
-def _kpi_calculation(f: Figure, sources: _Sources) -> CalculationOutcome:
+def _kpi_calculation(f: Figure, sources: Sources) -> CalculationOutcome:
     """The KPI's formula with its inputs, computed again by the calculator (money in
     millions, as filings print it)."""
     marks = {id(v): sources.cite(v) for v in f.inputs}
     expression, inputs = _display_expression(f, marks)
     description = f"{measure_words(f.measure)} {f.period.label} = {f.formula}"
-    return _calculate(description, expression, inputs)
+    return calculate_outcome(description, expression, inputs)
 
 
 def _display_expression(f: Figure, marks: dict[int, int]) -> tuple[str, list[dict]]:
     expression = f.expression or ""
     inputs = []
     for v in f.inputs:
-        raw = _number(v.value)
+        raw = number_text(v.value)
         shown = v.value / Decimal(1_000_000) if _scaled(f) else v.value
-        text = _number(shown)
+        text = number_text(shown)
         if _scaled(f):
             expression = re.sub(rf"(?<![\d.]){re.escape(raw)}(?![\d.])", text, expression)
         inputs.append(
@@ -460,23 +393,9 @@ def _scaled(f: Figure) -> bool:
     return all(v.metric.unit == "money" for v in f.inputs)
 
 
-def _calculate(description: str, expression: str, inputs: list[dict]) -> CalculationOutcome:
-    outcome = CalculationOutcome(description, expression, inputs=inputs)
-    try:
-        outcome.result = calculate(expression).value
-    except CalculationError as exc:
-        outcome.error = str(exc)
-    return outcome
-
-
 def _shown(f: Figure) -> Decimal:
     """A figure as its sentence states it: money in millions."""
     return f.value / Decimal(1_000_000) if f.unit == "money" else f.value
-
-
-def _number(value: Decimal) -> str:
-    text = f"{value:f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _plural(measure: Measure) -> bool:
@@ -485,19 +404,3 @@ def _plural(measure: Measure) -> bool:
     head = re.split(r",| (?:provided|used|by|of|for|from|to|paid|outstanding|and)\b", words)
     last = head[0].split()[-1].lower()
     return last.endswith("s") and not last.endswith(("ss", "us", "is"))
-
-
-def _chunk(conn: psycopg.Connection, chunk_id: int, n: int) -> ContextChunk | None:
-    """The chunk that prints the fact, as excerpt [n] (the chat's checks read it)."""
-    row = conn.execute(
-        """
-        SELECT c.id, c.document_id, d.path, co.name, d.fiscal_year, d.fiscal_quarter,
-               d.form_type, c.kind, c.page_start, c.page_end, c.section_path, c.content,
-               1.0, NULL, NULL, NULL, NULL, c.flagged, c.ocr
-        FROM chunks c JOIN documents d ON d.id = c.document_id
-        LEFT JOIN companies co ON co.id = d.company_id
-        WHERE c.id = %s
-        """,
-        (chunk_id,),
-    ).fetchone()
-    return ContextChunk(n, Hit(*row)) if row else None

@@ -24,8 +24,9 @@ from decimal import Decimal
 import psycopg
 
 from finrag.answer.extraction import CalculationOutcome
+from finrag.answer.fact_sources import Sources, calculate_outcome, number_text
 from finrag.answer.fact_words import short_name
-from finrag.answer.facts_route import FLAG, Company, FactsOutcome, _calculate, _number, _Sources
+from finrag.answer.facts_route import FLAG, Company, FactsOutcome
 from finrag.answer.result import Answer
 from finrag.facts.dictionary import Metric
 from finrag.facts.dictionary import metric as dictionary_metric
@@ -327,7 +328,7 @@ def _millions(value: Decimal) -> str:
 def _compose(
     conn, question, company, measure, axis, now, before, total, named, key, period
 ) -> Answer:
-    sources = _Sources(conn)
+    sources = Sources(conn)
     calculations: list[CalculationOutcome] = []
     label = period.label
     what = {PRODUCT_AXIS: "product", GEOGRAPHY_AXIS: "region"}.get(axis, "segment")
@@ -344,9 +345,9 @@ def _compose(
             na, nb = sources.cite(a), sources.cite(b)
             x, y = a.value / _M, b.value / _M
             inputs = [_input(x, na, row.name, old_label), _input(y, nb, row.name, label)]
-            calc = _calculate(
+            calc = calculate_outcome(
                 f"{row.name} {noun} growth, {old_label} to {label}",
-                f"percent_change({_number(x)}, {_number(y)})",
+                f"percent_change({number_text(x)}, {number_text(y)})",
                 inputs,
             )
             calculations.append(calc)
@@ -388,8 +389,10 @@ def _compose(
             nv = sources.cite(v)
             x = v.value / _M
             inputs = [_input(x, nv, row.name, label), _input(t, nt, "total", label)]
-            calc = _calculate(
-                f"{row.name} share of {noun}, {label}", f"100 * {_number(x)} / {_number(t)}", inputs
+            calc = calculate_outcome(
+                f"{row.name} share of {noun}, {label}",
+                f"100 * {number_text(x)} / {number_text(t)}",
+                inputs,
             )
             calculations.append(calc)
             share = Decimal(str(calc.result or 0))
@@ -428,7 +431,7 @@ _M = Decimal(1_000_000)
 
 def _input(value: Decimal, source: int, name: str, period: str) -> dict:
     return {
-        "text": _number(value),
+        "text": number_text(value),
         "value": float(value),
         "sources": [source],
         "label": name,
