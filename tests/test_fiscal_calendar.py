@@ -338,3 +338,24 @@ def test_restated_and_unverified_figures_are_said_in_the_answer(store) -> None:
     assert answer.status == "found_in_source" and answer.as_dict()["verified"] is False
     assert any("not verified" in w and "do not add up" in w for w in answer.warnings)
     assert not failed_check(answer) and failed_check(answer, strict=True)
+
+
+def test_a_cover_line_the_layout_reader_dropped_is_read_from_the_text_layer(tmp_path) -> None:
+    import pymupdf
+
+    # The real Best Buy 10-Q's first pages, but its parsed Markdown without the cover's
+    # period line (American Express's 10-K lost "For the fiscal year ended ..." that way).
+    parsed = _best_buy_text()
+    line = re.compile(r"for the quarterly period ended[^\n]*", re.I)
+    assert line.search(parsed.pages[0].markdown)
+    parsed.pages[0].markdown = line.sub("", parsed.pages[0].markdown)
+    path = tmp_path / "report.pdf"
+    with pymupdf.open(SAMPLE) as pdf, pymupdf.open() as out:
+        out.insert_pdf(pdf, from_page=0, to_page=1)
+        out.save(path)
+    meta = resolve_metadata(path, tmp_path, parsed)
+    assert (meta.form_type, meta.fiscal_year, meta.fiscal_quarter) == ("10-Q", 2024, 2)
+    assert meta.period_end == date(2023, 7, 29)
+    # Without the file's text layer (a path that is no PDF) the cover says nothing.
+    blind = resolve_metadata(tmp_path / "missing.pdf", tmp_path, parsed)
+    assert blind.calendar is not None and blind.calendar.ambiguous

@@ -17,6 +17,7 @@ from finrag.facts.calendar import Placement, from_dei
 from finrag.facts.calendar import from_content as calendar_from_content
 from finrag.facts.periods import FiscalCalendar
 from finrag.ingest.parse import ParsedDocument
+from finrag.ingest.parse.pdf import cover_text
 
 FIELDS = ("company", "ticker", "form_type", "fiscal_year", "fiscal_quarter", "period_end")
 
@@ -246,7 +247,7 @@ _PERIOD_FIELDS = ("form_type", "fiscal_year", "fiscal_quarter", "period_end")
 
 
 def _placement(
-    parsed: ParsedDocument, layers: list[tuple[str, dict[str, object]]]
+    parsed: ParsedDocument, layers: list[tuple[str, dict[str, object]]], path: Path
 ) -> Placement | None:
     """The filing's fiscal calendar and its own period on it: declared (inline XBRL), or
     read from its cover and statements; the file name or an override only as a hint."""
@@ -255,6 +256,9 @@ def _placement(
     given = dict(layers)
     hints = {**given["path"], **given["override"]}
     cover = "\n".join(p.markdown for p in parsed.pages[:2])[:_COVER_MAX_CHARS]
+    if path.suffix.lower() == ".pdf" and not _COVER_PERIOD.search(" ".join(cover.split())):
+        # The layout reader dropped the cover's period line: the text layer has it.
+        cover = (cover + "\n" + cover_text(path))[: 2 * _COVER_MAX_CHARS]
     text = "\n".join(p.markdown for p in parsed.pages)
     year, quarter = hints.get("fiscal_year"), hints.get("fiscal_quarter")
     return calendar_from_content(
@@ -320,7 +324,7 @@ def resolve_metadata(
         ("path", from_path(path, root)),
         ("content", from_content(parsed)),
     ]
-    placement = _placement(parsed, layers)
+    placement = _placement(parsed, layers, path)
     if placement is not None and placement.placed and placement.calendar.source != "path":
         # What the filing itself says of its period (its dei facts, or its cover and
         # statements read on its own calendar) beats the file name, which is a hint.

@@ -249,3 +249,17 @@ def _each_page(items: list, total: int, on_page: PageProgress) -> Iterator:
     for n, item in enumerate(items, 1):
         yield item
         on_page(n, total)  # the page just handed out has been read when the next is asked
+
+
+def cover_text(path: Path, pages: int = 2) -> str:
+    """The text layer of a PDF's first pages, as printed. The layout reader can drop a
+    cover's lines it takes for a page header ("For the fiscal year ended December 31,
+    2022" above American Express's registrant name), which is where a filing states its
+    period; '' when the file cannot be read."""
+    import pymupdf
+
+    try:
+        with pymupdf.open(path, filetype="pdf") as doc:
+            return "\n".join(doc[i].get_text() for i in range(min(pages, doc.page_count)))
+    except Exception:  # a damaged file: the parser has reported it already
+        return ""
