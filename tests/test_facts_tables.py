@@ -658,3 +658,19 @@ def test_a_per_share_row_whose_words_a_pdf_ran_together_is_not_scaled() -> None:
         (Decimal("-2.90"), "USD/shares"),
     ]
     assert facts[2].value == -643_000_000
+
+
+def test_a_cut_tables_part_opening_on_a_per_share_heading_is_per_share() -> None:
+    # P&G's 10-Q printed to PDF: the statement of earnings cut before its per-share rows,
+    # the later part opening on the repeated header and "NET EARNINGS PER COMMON SHARE".
+    path = "Item 1. Financial Statements > CONSOLIDATED STATEMENTS OF EARNINGS"
+    header = (
+        "|Amounts in millions except per share amounts|Three Months 3 2025|Ended March 1 2024|"
+        "\n|---|---|---|"
+    )
+    first = header + "\n|NET SALES|$ 19,776|$ 20,195|\n|Income taxes|868|812|"
+    second = header + "\n|NET EARNINGS PER COMMON SHARE (1)|||\n|Basic|$1.58|$1.56|"
+    facts = table_facts(_parts(path, first, second), FiscalCalendar(6))
+    basic = [(f.value, f.unit) for f in facts if f.label == "Basic"]
+    assert basic == [(Decimal("1.58"), "USD/shares"), (Decimal("1.56"), "USD/shares")]
+    assert next(f.value for f in facts if f.label == "NET SALES") == 19_776_000_000

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from finrag.facts import model
-from finrag.facts.cells import Units, parse_cell, read_units
+from finrag.facts.cells import Units, parse_cell, read_units, row_kind
 from finrag.facts.model import Fact
 from finrag.facts.periods import SPAN_WORDS, FiscalCalendar, Period, month_number, parse_period
 from finrag.tables import parse_markdown_table
@@ -415,6 +415,11 @@ def read_table_chunk(
     parents: list[str] = list(continued or [])
     if continued is None and header_rows and header_rows[0][0].rstrip().endswith(":"):
         parents = [header_rows[0][0].rstrip(" :")]  # "Net sales:" heads the first rows
+    if len(header_rows) > 1 and (heading := _kind_heading(header_rows[-1])):
+        # A part of a cut table that opens on "NET EARNINGS PER COMMON SHARE" under its
+        # repeated header: the "Basic" and "Diluted" below it are per share, as in the part
+        # before (not amounts in millions).
+        parents = [heading]
     closing = False
     for i, row in enumerate(data_rows):
         label = row[0].strip()
@@ -820,6 +825,14 @@ def header_rows_of(content: str) -> list[list[str]]:
     rows = [table.header, *table.rows]
     first = first_data_row(rows)
     return [list(r) for r in rows[:first]] if first else []
+
+
+def _kind_heading(row: Sequence[str]) -> str | None:
+    """A row of words alone naming what the rows below it count (per share, shares)."""
+    label = row[0].strip().rstrip(" :") if row else ""
+    if not label or any(c.strip() for c in row[1:]):
+        return None
+    return label if row_kind("", [label]) != "money" else None
 
 
 def first_data_row(rows: Sequence[Sequence[str]]) -> int | None:
