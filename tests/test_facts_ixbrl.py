@@ -331,8 +331,14 @@ def test_fiscal_year_end_as_filings_print_it(year_end: str, fmt: str | None) -> 
     body = fact_tag("1", 'contextRef="q4" unitRef="usd" decimals="0"')
     (fact,) = extract_ixbrl_facts(ixbrl(body, hidden=declared + named, resources=resources)).facts
     assert (fact.period.fiscal_year, fact.period.fiscal_quarter) == (2024, 3)
-    # Without DocumentFiscalYearFocus the year's name is not said: nothing is placed.
+    # Without DocumentFiscalYearFocus the year's name is not said: a September year is
+    # named for the year it ends in by convention, and the calendar says so...
     found = extract_ixbrl_facts(ixbrl(body, hidden=declared, resources=resources))
+    assert (found.facts[0].period.fiscal_year, found.facts[0].period.fiscal_quarter) == (2024, 3)
+    assert "by convention" in found.calendar.describe()
+    # ...while a year ending in January, named both ways by companies, places nothing.
+    january = declared.replace(year_end, "--01-31").replace(format_attribute, "")
+    found = extract_ixbrl_facts(ixbrl(body, hidden=january, resources=resources))
     assert not found.calendar.placeable and found.facts[0].period.fiscal_year is None
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from finrag.facts import model
 from finrag.facts.cells import parse_cell, read_units
+from finrag.facts.dictionary import match_label
 from finrag.facts.extract import table_facts
 from finrag.facts.periods import FiscalCalendar, parse_period
 from finrag.facts.table_facts import (
@@ -683,3 +684,44 @@ def test_a_notes_lead_in_naming_the_balance_sheet_is_no_balance_sheet() -> None:
     )
     facts = facts_from_table_chunk(content, page=75, chunk_ordinal=0, calendar=FiscalCalendar(12))
     assert facts and {f.statement for f in facts} == {"other_table"}
+
+
+def test_a_cut_tables_part_opening_on_a_per_share_heading_is_per_share() -> None:
+    # P&G's 10-Q printed to PDF: the statement of earnings cut before its per-share rows,
+    # the later part opening on the repeated header and "NET EARNINGS PER COMMON SHARE".
+    path = "Item 1. Financial Statements > CONSOLIDATED STATEMENTS OF EARNINGS"
+    header = (
+        "|Amounts in millions except per share amounts|Three Months 3 2025|Ended March 1 2024|"
+        "\n|---|---|---|"
+    )
+    first = header + "\n|NET SALES|$ 19,776|$ 20,195|\n|Income taxes|868|812|"
+    second = header + "\n|NET EARNINGS PER COMMON SHARE (1)|||\n|Basic|$1.58|$1.56|"
+    facts = table_facts(_parts(path, first, second), FiscalCalendar(6))
+    basic = [(f.value, f.unit) for f in facts if f.label == "Basic"]
+    assert basic == [(Decimal("1.58"), "USD/shares"), (Decimal("1.56"), "USD/shares")]
+    assert next(f.value for f in facts if f.label == "NET SALES") == 19_776_000_000
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        # Apple's 10-K printed to PDF: the section rows run into the corner of the header.
+        "|ASSETS: Current assets:|September 28, 2024|September 30, 2023|\n|---|---|---|",
+        # The same as rows of words alone between the column headings and the figures.
+        "||September 28, 2024|September 30, 2023|\n|---|---|---|\n|ASSETS:|||\n|Current assets:|||",
+    ],
+)
+def test_section_rows_above_a_tables_first_figures_head_them(opening: str) -> None:
+    content = (
+        "CONSOLIDATED BALANCE SHEETS\n(In millions)\n\n"
+        + opening
+        + "\n|Cash and cash equivalents|$29,943|$29,965|\n|Marketable securities|35,228|31,590|"
+        "\n|Total current assets|152,987|143,566|\n|Non-current assets:|||"
+        "\n|Marketable securities|91,479|100,544|\n|Total assets|$364,980|$352,583|"
+    )
+    facts = facts_from_table_chunk(content, page=43, chunk_ordinal=0, calendar=FiscalCalendar(9))
+    marketable = [f for f in facts if f.label == "Marketable securities" and f.column == 0]
+    assert [f.parents for f in marketable] == [("Current assets",), ("Non-current assets",)]
+    # Current marketable securities are short-term investments; the non-current ones not.
+    current, later = (match_label(f.label, f.statement, parents=f.parents) for f in marketable)
+    assert current is not None and current.name == "short_term_investments" and later is None

@@ -186,7 +186,7 @@ def test_a_10q_that_defines_its_year_names_is_placed_without_saying_fiscal() -> 
     )
     apple = from_content(cover, statements + defined)
     assert (apple.fiscal_year, apple.fiscal_quarter, apple.calendar.naming) == (2025, 3, 0)
-    assert apple.calendar.year_end_month == 9 and "defined" in apple.calendar.evidence
+    assert apple.calendar.year_end_month == 9 and "stated" in apple.calendar.evidence
     footer = from_content(cover, statements + "Apple Inc. | Q3 2025 Form 10-Q | 18 " * 2)
     assert (footer.fiscal_year, footer.fiscal_quarter) == (2025, 3)
     # Apple's 10-K: its page footers name the year, while its prose says "fiscal years
@@ -198,8 +198,11 @@ def test_a_10q_that_defines_its_year_names_is_placed_without_saying_fiscal() -> 
         form="10-K",
     )
     assert (annual.fiscal_year, annual.calendar.naming) == (2024, 0)
-    # Without either, a September year end is not guessed.
-    assert not from_content(cover, statements).placed
+    # Without either, a September year is named for the year it ends in, by convention,
+    # and the calendar says that is how it was named.
+    silent = from_content(cover, statements)
+    assert (silent.fiscal_year, silent.fiscal_quarter, silent.calendar.naming) == (2025, 3, 0)
+    assert "by convention, the filing does not say" in silent.calendar.describe()
     # A retailer defining "fiscal 2023" as the year ended February 3, 2024.
     retailer = from_content(
         "FORM 10-K For the fiscal year ended February 3, 2024",
@@ -207,6 +210,84 @@ def test_a_10q_that_defines_its_year_names_is_placed_without_saying_fiscal() -> 
         form="10-K",
     )
     assert (retailer.fiscal_year, retailer.calendar.naming) == (2023, -1)
+
+
+def _words(path: Path) -> str:
+    """A filing's words as a reader sees them: its text without the hidden iXBRL header
+    (whose dei facts the calendar must not be read from here)."""
+    root = etree.parse(str(path), etree.XMLParser(huge_tree=True, recover=True)).getroot()
+    for header in list(root.iter(_IX + "header")):
+        header.getparent().remove(header)
+    return " ".join(" ".join(root.itertext()).split())
+
+
+@needs_edgar
+def test_each_edgar_filing_read_from_its_words_alone_is_placed_as_its_tags_say() -> None:
+    for name, *_ in CALENDARS:
+        path = EDGAR / name
+        cover, words = _cover(path), _words(path)
+        read = from_content(words[:6000], words, form=cover["DocumentType"])
+        focus = cover["DocumentFiscalPeriodFocus"]
+        expected = (int(cover["DocumentFiscalYearFocus"]), 4 if focus == "FY" else int(focus[1]))
+        assert (read.fiscal_year, read.fiscal_quarter) == expected, (name, read.calendar)
+        assert read.calendar.naming == 0
+    # P&G's 10-Q: a June year end, and nowhere does it say how it names its years (one
+    # "fiscal 2024" in its prose, by no date): named for the year it ends in by
+    # convention, and its calendar says so.
+    words = _words(EDGAR / "pg-10-q-2025-04-24.html")
+    pg = from_content(words[:6000], words)
+    assert (pg.calendar.year_end_month, pg.period_end) == (6, date(2025, 3, 31))
+    assert "by convention, the filing does not say" in pg.calendar.describe()
+    # Salesforce (January) says it in one phrase: "fiscal 2025 ... refer to the fiscal
+    # year ending January 31, 2025"; without a convention to fall back on, that settles it.
+    words = _words(EDGAR / "crm-10-k-2025-03-05.html")
+    crm = from_content(words[:6000], words, form="10-K")
+    assert "stated" in crm.calendar.evidence and "January 31, 2025" in crm.calendar.evidence
+    assert "convention" not in crm.calendar.evidence
+
+
+def test_a_year_ending_in_january_is_named_only_when_the_filing_says_how() -> None:
+    cover = "FORM 10-K For the fiscal year ended February 1, 2025"
+    # A bare "fiscal 2024" names no day: a January year end stays ambiguous.
+    silent = from_content(cover, "Net sales grew in fiscal 2024 on new stores.", form="10-K")
+    assert not silent.placed and silent.fiscal_year is None
+    assert "does not say" in (silent.calendar.ambiguous or "")
+    # A year's name beside a day inside it settles it, either way.
+    begins = from_content(
+        cover, "Fiscal 2024 ended February 1, 2025 and had 52 weeks.", form="10-K"
+    )
+    assert (begins.fiscal_year, begins.calendar.naming) == (2024, -1)
+    ends = from_content(
+        cover,
+        "an investment made on January 31, 2025, the last trading day of fiscal 2025",
+        form="10-K",
+    )
+    assert (ends.fiscal_year, ends.calendar.naming) == (2025, 0)
+    assert "stated" in ends.calendar.evidence and "convention" not in ends.calendar.evidence
+
+
+def test_words_that_contradict_the_convention_or_each_other_flag_the_calendar() -> None:
+    cover = "FORM 10-Q For the quarterly period ended March 31, 2025"
+    statements = "Three Months Ended March 31, 2025 ... Nine Months Ended March 31, 2025. "
+    # A June year whose prose keeps naming this quarter "of fiscal 2024": a year named for
+    # its start, against the convention; flagged, not placed either way.
+    prose = "Sales in the third quarter of fiscal 2024 rose; " * 3
+    against = from_content(cover, statements + prose)
+    assert not against.placed and against.fiscal_quarter == 3
+    assert "against the convention" in (against.calendar.ambiguous or "")
+    # The same words naming it "of fiscal 2025" confirm it.
+    agrees = from_content(cover, statements + prose.replace("2024", "2025"))
+    assert agrees.fiscal_year == 2025 and "as the convention has it" in agrees.calendar.evidence
+    # A filing that defines its years for their start is read as it says...
+    defined = "the fiscal year ended June 30, 2024 (\u201cfiscal 2023\u201d). "
+    start = from_content(cover, statements + defined)
+    assert (start.fiscal_year, start.calendar.naming) == (2024, -1)
+    # ...but one that names them both ways is flagged, with both phrases.
+    both = from_content(cover, statements + defined + "Fiscal 2025 ends June 30, 2025. ")
+    assert not both.placed and "both ways" in (both.calendar.ambiguous or "")
+    assert (
+        "fiscal 2023" in both.calendar.ambiguous and "Fiscal 2025 ends" in both.calendar.ambiguous
+    )
 
 
 def test_instants_and_quarters_on_52_53_week_calendars() -> None:

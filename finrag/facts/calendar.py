@@ -6,8 +6,12 @@ the quarterly period ended July 29, 2023"), in its statements' column headers ("
 Months Ended July 29, 2023": the second quarter) and in its prose ("the second quarter
 of fiscal 2024": how the company names the year). Companies differ in that last point
 (Best Buy's fiscal 2024 and a retailer's "fiscal 2023" both ended February 3, 2024), so
-it is read, never assumed: where the filing does not say, the calendar is ambiguous and
-places nothing.
+it is read first. Where the filing does not say, the general convention names a fiscal
+year for the calendar year it ends in (Apple's fiscal 2024 ended September 28, 2024;
+P&G's fiscal 2025 ends June 30, 2025), recorded as such; a year ending in January or
+February is left ambiguous and places nothing, since it lies almost wholly in the
+calendar year before and companies name it both ways. Words that contradict the
+convention, or each other, flag the calendar rather than pick a side.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 
-from finrag.facts.periods import SPAN_WORDS, FiscalCalendar, month_number
+from finrag.facts.periods import BY_CONVENTION, SPAN_WORDS, FiscalCalendar, month_number
 
 _DATE_TEXT = r"([A-Z][a-z]{2,8}\.?\s+\d{1,2}\s*,\s*\d{4})"
 _SPAN = re.compile(
@@ -43,6 +47,30 @@ _DEFINED_YEAR = re.compile(
 _OWN_QUARTER = re.compile(r"\bQ([1-4])\s+(?:FY\s*)?((?:19|20)\d\d)\s+Form\s+10-Q\b", re.I)
 _OWN_ANNUAL = re.compile(r"\b((?:19|20)\d\d)\s+Form\s+10-K\b", re.I)
 _FISCAL_YEAR = re.compile(r"\bfiscal\s+(?:year\s+)?((?:19|20)\d\d)\b(?!\s*(?:and|to|-))", re.I)
+_NAME = r"\bfiscal\s+(?:year\s+)?(?P<year>(?:19|20)\d\d)\b"
+_DAY = r"(?P<day>[A-Z][a-z]{2,8}\.?\s+\d{1,2}\s*,\s*\d{4})"
+# A fiscal year's name beside a day inside it, in one phrase: "fiscal 2024 ended June 30,
+# 2024", "the end of the second quarter of fiscal 2024 on July 29, 2023", "fiscal 2025
+# ... refer to the fiscal year ending January 31, 2025", "February 2, 2018, the last
+# trading day of fiscal 2018", "the 53 weeks ended February 3, 2024 (“fiscal 2023”)".
+_DATED = tuple(
+    re.compile(pattern, re.I)
+    for pattern in (
+        _NAME + r",?\s+(?:which\s+|that\s+)?(?:ended|ends|ending|closed)\s+(?:on\s+)?" + _DAY,
+        r"\b(?:first|second|third|fourth)\s+quarter\s+of\s+"
+        + _NAME
+        + r",?\s+(?:which\s+|that\s+)?(?:(?:ended|ends|ending)\s+)?(?:on\s+)?"
+        + _DAY,
+        _NAME + r"[^.;]{0,40}?\brefers?\s+to\s+(?:the\s+|our\s+)?fiscal\s+year\s+"
+        r"(?:ended|ending)\s+" + _DAY,
+        _DAY + r",?\s+(?:the\s+)?(?:last|final|first)\s+(?:trading\s+|business\s+)?"
+        r"day\s+of\s+(?:our\s+)?" + _NAME,
+        r"\b(?:year|weeks|quarter|period)\s+ended:?\s+"
+        + _DAY
+        + r"\s*\(\s*(?:the\s+)?[“\"']?\s*"
+        + _NAME,
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -97,8 +125,10 @@ def from_dei(values: Mapping[str, str], period_end: date | None = None) -> Place
     base = FiscalCalendar(month)
     year_text = values.get("DocumentFiscalYearFocus", "").strip()
     if end is None or not re.fullmatch(r"(?:19|20)\d\d", year_text):
-        naming, problem = _naming_by_default(month)
-        cal = FiscalCalendar(month, naming, day, weeks, "dei", problem, "; ".join(evidence))
+        problem = _SILENT if _convention(month) is None else None
+        if not problem:
+            evidence.append(_CONVENTION_SAID)
+        cal = FiscalCalendar(month, 0, day, weeks, "dei", problem, "; ".join(evidence))
         return Placement(cal, end, cal.fiscal_year(end) if end and not problem else None, quarter)
     focus_year = int(year_text)
     evidence.append(f"DocumentFiscalYearFocus {focus_year}")
@@ -162,15 +192,12 @@ def from_content(
     month = FiscalCalendar.from_document(end, quarter).year_end_month
     weeks = _weeks(None, end)
     base = FiscalCalendar(month)
-    naming, how = _naming_from_prose(body, base, end, quarter if not annual else None)
+    naming, problem, how = _naming(body, base, end, quarter if not annual else None)
     if how:
         evidence.append(how)
-    problem = None
-    if naming is None:
-        naming, problem = _naming_by_default(month)
-        if problem and hint_year in (base.fiscal_year(end), base.fiscal_year(end) - 1):
-            naming, problem, source = hint_year - base.fiscal_year(end), None, "path"
-            evidence.append(f"file name: FY{hint_year}")
+    if problem == _SILENT and hint_year in (base.fiscal_year(end), base.fiscal_year(end) - 1):
+        naming, problem, source = hint_year - base.fiscal_year(end), None, "path"
+        evidence.append(f"file name: FY{hint_year}")
     cal = FiscalCalendar(month, naming or 0, None, weeks, source, problem, "; ".join(evidence))
     year = None if problem else cal.fiscal_year(end)
     return Placement(cal, end, year, quarter)
@@ -193,33 +220,80 @@ def _quarter_from_statements(body: str, end: date) -> tuple[int | None, str]:
     return longest // 3, f"statements: {longest} months ended {end.isoformat()}"
 
 
-def _naming_from_prose(
+def _naming(
     body: str, base: FiscalCalendar, end: date, quarter: int | None
-) -> tuple[int | None, str]:
-    """-1 or 0 where the filing names its years in words, else None: the period's fiscal
-    year is the one it mentions most among the two candidates (for a 10-Q, in phrases
-    naming its own quarter), by a clear margin."""
-    ends_in = base.fiscal_year(end)
-    candidates = {ends_in: 0, ends_in - 1: -1}
-    defined = Counter()
+) -> tuple[int | None, str | None, str]:
+    """How the filing names its years: (naming, None, how it was read), or (None, why
+    not, ""). What the filing states (a defined name, its own page footers, a year's name
+    beside a day inside it) decides, and must agree with itself; then its prose's count of
+    names, checked against the convention; then the convention alone."""
+    if base.year_end_month == 12:
+        return 0, None, "a December year end: the calendar year"
+    stated = _stated_naming(body, base, end, quarter)
+    if len(stated) > 1:
+        both = " and ".join(f"'{stated[n]}' (named for its {_ENDS[n]})" for n in sorted(stated))
+        return None, f"the filing names its fiscal years both ways: {both}", ""
+    if stated:
+        [(naming, phrase)] = stated.items()
+        return naming, None, f"stated: '{phrase}': a fiscal year is named for its {_ENDS[naming]}"
+    counted, how = _naming_from_prose(body, base, end, quarter)
+    convention = _convention(base.year_end_month)
+    if convention is None:
+        return (counted, None, how) if counted is not None else (None, _SILENT, "")
+    if counted is None:
+        return convention, None, _CONVENTION_SAID
+    if counted != convention:
+        problem = (
+            f"{how} would name a fiscal year for its start, against the convention that "
+            "it is named for the year it ends in"
+        )
+        return None, problem, ""
+    return counted, None, f"{how}, as the convention has it"
+
+
+def _stated_naming(
+    body: str, base: FiscalCalendar, end: date, quarter: int | None
+) -> dict[int, str]:
+    """Each naming (0 or -1) the filing states, with the first phrase that states it."""
+    found: dict[int, str] = {}
+
+    def said(year: int, day: date, phrase: str | re.Match) -> None:
+        if (naming := year - base.fiscal_year(day)) not in (0, -1) or naming in found:
+            return
+        if isinstance(phrase, re.Match):  # to the parenthesis it opened, if any
+            close = body.find(")", phrase.end(), phrase.end() + 20)
+            phrase = body[
+                phrase.start() : close + 1 if "(" in phrase[0] and close > 0 else phrase.end()
+            ]
+        found[naming] = phrase[:100]
+
     for m in _DEFINED_YEAR.finditer(body):
         if (day := parse_date(m.group(1))) is not None:
-            defined[int(m.group(2)) - base.fiscal_year(day)] += 1
+            said(int(m.group(2)), day, m)
+    for pattern in _DATED:
+        for m in pattern.finditer(body):
+            if (day := parse_date(m.group("day"))) is not None:
+                said(int(m.group("year")), day, m)
     if quarter:
-        defined.update(
-            candidates[int(m.group(2))]
-            for m in _OWN_QUARTER.finditer(body)
-            if int(m.group(1)) == quarter and int(m.group(2)) in candidates
-        )
+        for m in _OWN_QUARTER.finditer(body):
+            if int(m.group(1)) == quarter:
+                said(int(m.group(2)), end, m.group(0))
     else:
         # An annual report names itself in its page footers ("Apple Inc. | 2024 Form 10-K"):
         # the year it names most, by a clear margin.
         own = Counter(int(m.group(1)) for m in _OWN_ANNUAL.finditer(body)).most_common(2)
-        clear = own and own[0][1] >= 2 and (len(own) == 1 or own[0][1] >= 2 * own[1][1])
-        if clear and own[0][0] in candidates:
-            defined[candidates[own[0][0]]] += 1
-    if len(defined) == 1 and (naming := next(iter(defined))) in (0, -1):
-        return naming, f"defined: fiscal years named for the year they {_ENDS[naming]} in"
+        if own and own[0][1] >= 2 and (len(own) == 1 or own[0][1] >= 2 * own[1][1]):
+            said(own[0][0], end, f"{own[0][0]} Form 10-K")
+    return found
+
+
+def _naming_from_prose(
+    body: str, base: FiscalCalendar, end: date, quarter: int | None
+) -> tuple[int | None, str]:
+    """-1 or 0 where the prose names the period's fiscal year by a clear margin among the
+    two candidates (for a 10-Q, in phrases naming its own quarter), else None."""
+    ends_in = base.fiscal_year(end)
+    candidates = {ends_in: 0, ends_in - 1: -1}
     if quarter:
         years = [
             int(m.group(2))
@@ -241,15 +315,21 @@ def _naming_from_prose(
     return candidates[year], f"prose: '{what} {year}' {top[0][1]} times"
 
 
-_ENDS = {0: "end", -1: "begin"}
+_ENDS = {0: "end", -1: "start"}
+_SILENT = "the filing does not say whether a fiscal year is named for its start or its end"
+_CONVENTION_SAID = (
+    f"{BY_CONVENTION}: the filing does not say, and a fiscal year is named for the year it ends in"
+)
 
 
-def _naming_by_default(month: int) -> tuple[int, str | None]:
-    # A December year end is the calendar year: nothing to choose. Any other year end
-    # is named either way by some company, and a guess would shift every fact a year.
-    if month == 12:
-        return 0, None
-    return 0, "the filing does not say whether a fiscal year is named for its start or its end"
+def _convention(month: int) -> int | None:
+    """How a fiscal year ending in ``month`` is named where its filing does not say: for
+    the calendar year it ends in (Apple, P&G, Oracle, Costco; a December year is the
+    calendar year). A year ending in January or February (a retailer's 52/53-week year
+    ending early in February counts as January) lies almost wholly in the calendar year
+    before, and companies name it both ways (NVIDIA's and Walmart's fiscal 2025 ended in
+    January 2025; a retailer's "fiscal 2023" ended February 3, 2024): None, not a guess."""
+    return None if month in (1, 2) else 0
 
 
 def _normalized_month(month: int, day: int) -> int:

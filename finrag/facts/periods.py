@@ -158,6 +158,11 @@ def parse_period(header: str, *, instant_default: bool = False) -> Period:
     return Period(end, None, months, instant, fiscal_year, fiscal_quarter)
 
 
+# In a calendar's evidence where the filing did not say how it names its years and the
+# general convention named them (see finrag.facts.calendar).
+BY_CONVENTION = "named by convention"
+
+
 @dataclass(frozen=True)
 class FiscalCalendar:
     """Maps dates to the company's fiscal years and quarters, as the company names them.
@@ -219,14 +224,17 @@ class FiscalCalendar:
 
     def describe(self) -> str:
         """One line: 'year ends near the end of September (52/53-week years); a fiscal
-        year is named for the year it ends in (from dei)'."""
+        year is named for the year it ends in (from dei)', or '... (by convention, the
+        filing does not say; from cover)'."""
         if self.ambiguous:
             return f"unknown: {self.ambiguous}"
         month = date(2000, self.year_end_month, 1).strftime("%B")
         day = f" {self.year_end_day}" if self.year_end_day and not self.weeks else ""
         when = f"near the end of {month} (52/53-week years)" if self.weeks else f"{month}{day}"
+        when = when if self.weeks or day else f"in {month}"
         named = "the year it begins in" if self.naming else "the year it ends in"
-        return f"year ends {when}; a fiscal year is named for {named} (from {self.source})"
+        how = "by convention, the filing does not say; " if BY_CONVENTION in self.evidence else ""
+        return f"year ends {when}; a fiscal year is named for {named} ({how}from {self.source})"
 
     def resolve(self, period: Period) -> Period:
         """``period`` with fiscal year and quarter filled in from its end date: a

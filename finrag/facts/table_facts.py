@@ -417,7 +417,14 @@ def read_table_chunk(
     facts: list[Fact] = []
     parents: list[str] = list(continued or [])
     if continued is None and header_rows and header_rows[0][0].rstrip().endswith(":"):
-        parents = [header_rows[0][0].rstrip(" :")]  # "Net sales:" heads the first rows
+        # "Net sales:" heads the first rows; of headings run together in the corner
+        # ("ASSETS: Current assets:"), the innermost.
+        parents = [header_rows[0][0].rstrip(" :").rsplit(":", 1)[-1].strip()]
+    if heading := _opening_section(header_rows):
+        # Words alone between the column headings and the first figures ("ASSETS:",
+        # "Current assets:"; "NET EARNINGS PER COMMON SHARE" opening a cut table's later
+        # part) head the rows below them, as they do further down.
+        parents = [heading]
     closing = False
     for i, row in enumerate(data_rows):
         label = row[0].strip()
@@ -858,6 +865,22 @@ def header_rows_of(content: str) -> list[list[str]]:
     rows = [table.header, *table.rows]
     first = first_data_row(rows)
     return [list(r) for r in rows[:first]] if first else []
+
+
+def _opening_section(header_rows: Sequence[Sequence[str]]) -> str | None:
+    """The last row of words alone closing a table's header rows, after its column
+    headings (not a units note), or None."""
+    heading = None
+    for row in reversed(header_rows[1:]):
+        label = row[0].strip().rstrip(" :") if row else ""
+        if not label or any(c.strip() for c in row[1:]):
+            break
+        if not _UNITS_ONLY.search(label):
+            heading = heading or label
+    return heading
+
+
+_UNITS_ONLY = re.compile(r"^\(|\bin\s+(?:millions|thousands|billions)\b", re.I)
 
 
 def first_data_row(rows: Sequence[Sequence[str]]) -> int | None:
