@@ -38,9 +38,11 @@ def fundamentals_command(
     ] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
-    """Write "Did COMPANY's revenue rise from FY2023 to FY2024?" questions, their gold
-    Yes/No and values from verified stored facts (both periods' facts passed the
-    filing's own cross-checks); score them with `finrag eval answers FILE`."""
+    """Yes/no questions whose gold is the filings' fundamentals, for `eval answers`.
+
+    "Did COMPANY's revenue rise from FY2023 to FY2024?": the gold Yes/No and both values
+    from verified stored facts (both periods' facts passed the filing's own
+    cross-checks); score them with `finrag eval answers FILE`."""
     names = [find_metric(m).name for m in metrics or METRICS]  # unknown: close matches
     with open_store(app_state(ctx).settings) as store, store.connect() as conn:
         chosen = [require_company(conn, c)[:2] for c in companies] if companies else None

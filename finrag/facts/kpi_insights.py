@@ -150,7 +150,7 @@ def series_insights(points: Sequence[Point], display: str) -> list[Insight]:
         return [Insight("single", text, first.kpi, (first,))]
     steps = list(pairwise(points))
     found = [_direction(subject, points, steps)]
-    if len(steps) >= 2:
+    if len(steps) >= 2 and any(_way(a, b) != "unchanged" for a, b in steps):
         found.append(_largest(subject, steps))
     found += _sign_changes(subject, points)
     found += _reversals(subject, steps)
@@ -185,8 +185,7 @@ def _largest(subject: str, steps) -> Insight:
     a, b = max(steps, key=lambda s: abs(s[1].value - s[0].value))
     text = (
         f"The largest change in {subject} was from {a.period} to {b.period}: "
-        f"{_way(a, b) if _way(a, b) == 'unchanged' else _change(a, b)} "
-        f"({_shown(a)} to {_shown(b)})."
+        f"{_change(a, b)} ({_shown(a)} to {_shown(b)})."
     )
     sizes = ", ".join(f"{_plain(y.value - x.value, x.unit)}" for x, y in steps)
     calculation = f"{_difference_sum(a, b)}; every step's difference: {sizes}"
