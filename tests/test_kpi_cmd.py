@@ -584,3 +584,28 @@ def test_fundamentals_questions_gold_from_verified_facts(kpi_env, tmp_path: Path
     assert report["summary"]["by_question_type"]["fundamentals-annual"]["n"] == len(lines)
     wrong = [r["id"] for r in report["results"] if r["polarity_correct"] is not True]
     assert not wrong, f"the facts route's yes/no differs from the gold: {wrong}"
+
+
+@needs_filings
+def test_a_chat_turn_over_several_periods_carries_its_series(kpi_env, tmp_path: Path) -> None:
+    shown = subprocess.run(
+        [sys.executable, "-m", "finrag", "chat", "--input", "-", "--json"],
+        input="What was Apple's net income in FY2022, FY2023 and FY2024?\n",
+        env=kpi_env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    [reply] = [json.loads(line) for line in shown.stdout.splitlines()]
+    [series] = reply["series"]
+    stored = _annual(kpi_env, "AAPL", "net_income")
+    assert [(p["period"], Decimal(str(p["value"]))) for p in series["points"]] == [
+        (y, stored[y]) for y in ("FY2022", "FY2023", "FY2024")
+    ]
+    assert "┌" not in shown.stdout, "JSON lines: no chart"
+    lines = tmp_path / "turns.txt"
+    lines.write_text("What was Apple's net income in FY2022, FY2023 and FY2024?\n")
+    seen = _on_a_terminal(["chat", "--input", str(lines)], kpi_env | {"COLUMNS": "90"})
+    assert "Apple · net income" in seen[seen.index("┌") :], "on a terminal, the turn is charted"
