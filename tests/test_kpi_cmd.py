@@ -21,6 +21,7 @@ from finrag.config import load_settings
 from finrag.db import open_store
 from finrag.db.companies import require_company
 from finrag.errors import ExitCode, UsageError
+from finrag.evaluate.fundamentals import fundamentals_questions
 from finrag.facts.charts import Series, build_series, format_value, png_chart, terminal_chart
 from finrag.facts.dictionary import metric
 from finrag.facts.kpi import KpiGap, kpi, kpi_table
@@ -519,14 +520,6 @@ def test_an_answer_over_several_periods_is_charted_on_a_terminal(kpi_env, tmp_pa
 # --- fundamentals questions (finrag eval fundamentals), from the same store -----------
 
 
-def _set_verified(env: dict[str, str], fact_id: int, verified: bool) -> None:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("FINRAG_HOME", env["FINRAG_HOME"])
-        with open_store(load_settings()) as store, store.connect() as conn:
-            conn.execute("UPDATE facts SET verified = %s WHERE id = %s", (verified, fact_id))
-            conn.commit()
-
-
 @needs_filings
 def test_fundamentals_questions_gold_from_verified_facts(kpi_env, tmp_path: Path) -> None:
     path = tmp_path / "fund.jsonl"
@@ -564,20 +557,23 @@ def test_fundamentals_questions_gold_from_verified_facts(kpi_env, tmp_path: Path
     assert sum(q["fundamentals"]["metric"] != "operating_cash_flow" for q in lines) == expected
     assert {q["answer"].split(".")[0] for q in lines} == {"Yes", "No"}, "both golds occur"
 
-    # A pair with a fact that failed (or had no) cross-check gives no question.
+    # A pair with a fact that failed (or had no) cross-check gives no question: the fact
+    # marked unverified inside a transaction that is rolled back.
     first = lines[0]
-    fact_id = first["fundamentals"]["fact_ids"][1]
-    _set_verified(kpi_env, fact_id, False)
-    try:
-        shown = run_finrag("eval", "fundamentals", str(path), "--json", env=kpi_env)
-        summary = json.loads(shown.stdout)
-        assert summary["skipped"]["unverified"] >= 1
-        assert first["id"] not in path.read_text()
-    finally:
-        _set_verified(kpi_env, fact_id, True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FINRAG_HOME", kpi_env["FINRAG_HOME"])
+        with open_store(load_settings()) as store, store.connect() as conn:
+            conn.execute(
+                "UPDATE facts SET verified = false WHERE id = %s",
+                (first["fundamentals"]["fact_ids"][1],),
+            )
+            found = fundamentals_questions(conn)
+            conn.rollback()
+    assert found.skipped["unverified"] >= 1
+    assert first["id"] not in {q["id"] for q in found.questions}
+    assert len(found.questions) == len(lines) - found.skipped["unverified"]
 
     # Scored as any answer set: ask's facts route reaches each gold's yes/no.
-    shown = run_finrag("eval", "fundamentals", str(path), "--annual-only", env=kpi_env)
     shown = run_finrag("eval", "answers", str(path), "--no-llm", "--json", env=kpi_env)
     assert shown.returncode == 0, shown.stderr
     report = json.loads(shown.stdout)
@@ -587,25 +583,13 @@ def test_fundamentals_questions_gold_from_verified_facts(kpi_env, tmp_path: Path
 
 
 @needs_filings
-def test_a_chat_turn_over_several_periods_carries_its_series(kpi_env, tmp_path: Path) -> None:
-    shown = subprocess.run(
-        [sys.executable, "-m", "finrag", "chat", "--input", "-", "--json"],
-        input="What was Apple's net income in FY2022, FY2023 and FY2024?\n",
-        env=kpi_env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert shown.returncode == 0, shown.stderr
-    [reply] = [json.loads(line) for line in shown.stdout.splitlines()]
-    [series] = reply["series"]
-    stored = _annual(kpi_env, "AAPL", "net_income")
-    assert [(p["period"], Decimal(str(p["value"]))) for p in series["points"]] == [
-        (y, stored[y]) for y in ("FY2022", "FY2023", "FY2024")
-    ]
-    assert "┌" not in shown.stdout, "JSON lines: no chart"
+def test_a_chat_turn_over_several_periods_is_charted_on_a_terminal(kpi_env, tmp_path: Path) -> None:
     lines = tmp_path / "turns.txt"
     lines.write_text("What was Apple's net income in FY2022, FY2023 and FY2024?\n")
-    seen = _on_a_terminal(["chat", "--input", str(lines)], kpi_env | {"COLUMNS": "90"})
-    assert "Apple · net income" in seen[seen.index("┌") :], "on a terminal, the turn is charted"
+    no_model = kpi_env | {"FINRAG_ANSWER__USE_LLM": "false", "COLUMNS": "90"}
+    seen = _on_a_terminal(["chat", "--input", str(lines)], no_model)
+    stored = _annual(kpi_env, "AAPL", "net_income")
+    for year in ("FY2022", "FY2023", "FY2024"):  # the answer, then its chart
+        assert f"${stored[year] / 1_000_000:,.0f} million" in seen
+    chart = seen[seen.index("┌") :]
+    assert "Apple · net income" in chart and "FY2022" in chart and "FY2024" in chart
