@@ -465,6 +465,10 @@ def test_insights_state_what_the_facts_show(kpi_env) -> None:
     assert "# insights\n- AAPL's operating margin " in shown.stdout
     shown = run_finrag("kpi", "AAPL", "--kpi", "operating_margin", "--no-insights", env=kpi_env)
     assert shown.returncode == 0 and "# insights" not in shown.stdout
+    seen = _on_a_terminal(["kpi", "AAPL", "--kpi", "operating_margin"], kpi_env)
+    assert "What the series show\nOperating margin\n  AAPL's operating margin " in seen.replace(
+        "\r", ""
+    )
 
 
 def _on_a_terminal(args: list[str], env: dict[str, str]) -> str:

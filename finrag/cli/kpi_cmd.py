@@ -106,7 +106,7 @@ def kpi_command(
     else:
         _print_tables(report)
         if insights:
-            print_insights(report_insights(report))
+            print_insights(report, report_insights(report))
     _finish(report, chart=chart, png=png)
 
 
@@ -117,18 +117,27 @@ def _json(report: KpiReport, *, insights: bool) -> dict[str, Any]:
     return data
 
 
-def print_insights(found: list[Insight]) -> None:
-    """The statements under the table, one a line: a heading and bullets on a terminal,
-    "# insights" and "- " lines when piped."""
+def print_insights(report: KpiReport, found: list[Insight]) -> None:
+    """The statements under the table: a paragraph per KPI on a terminal; piped,
+    "# insights" and one "- " line per statement (for grep and scripts)."""
     if not found:
         return
-    if out.is_terminal:
-        out.print(Text("What the series show", style="bold"))
-        for insight in found:
-            out.print(Text("• ") + Text(insight.text))
+    if not out.is_terminal:
+        sys.stdout.write("# insights\n" + "".join(f"- {i.text}\n" for i in found))
+        sys.stdout.flush()
         return
-    sys.stdout.write("# insights\n" + "".join(f"- {i.text}\n" for i in found))
-    sys.stdout.flush()
+    out.print(Text("What the series show", style="bold"))
+    for chosen in report.kpis:
+        # A paragraph per company, then one comparing them.
+        paragraphs: dict[str, list[str]] = {}
+        for i in found:
+            if i.metric == chosen.name:
+                who = "peers" if i.kind.startswith("peers") else i.inputs[0].company
+                paragraphs.setdefault(who, []).append(i.text)
+        if paragraphs:
+            out.print(Text(chosen.display, style="bold"))
+            for said in paragraphs.values():
+                out.print(Text("  " + " ".join(said)))
 
 
 def chat_kpi(store: Store, line: str, *, as_json: bool) -> dict[str, Any] | None:
@@ -151,7 +160,7 @@ def chat_kpi(store: Store, line: str, *, as_json: bool) -> dict[str, Any] | None
         return _json(report, insights=params["insights"])
     _print_tables(report)
     if params["insights"]:
-        print_insights(report_insights(report))
+        print_insights(report, report_insights(report))
     _finish(report, chart=params["chart"], png=params["png"])
     return None
 
