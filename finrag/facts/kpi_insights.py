@@ -264,7 +264,7 @@ def peer_insights(
     common = [p for p in periods if all(p in h for h in held)]
     if not common:
         listed = "; ".join(f"{c}: {', '.join(p.period for p in s)}" for c, s in series.items())
-        text = f"The companies' {display} share no period, so they are not compared ({listed})."
+        text = f"No period has a {display} for every company: not compared ({listed})."
         return [Insight("peers_level", text, name, ())]
     latest = common[-1]
     at = sorted((h[latest] for h in held), key=lambda p: p.value, reverse=True)
