@@ -102,4 +102,5 @@ def test_peers_that_share_no_period_are_not_compared() -> None:
         "BBB": _series("BBB", "percent", ["1", "2"], first_year=2022),
     }
     [none] = peer_insights(series, "x", "x", ["FY2019", "FY2020", "FY2022", "FY2023"])
-    assert none.text.startswith("No period has a x for every company: not compared") and none.inputs == ()
+    assert none.text.startswith("No period has a x for every company: not compared")
+    assert none.inputs == ()
