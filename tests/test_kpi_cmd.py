@@ -21,10 +21,12 @@ from finrag.config import load_settings
 from finrag.db import open_store
 from finrag.db.companies import require_company
 from finrag.errors import ExitCode, UsageError
+from finrag.evaluate.fundamentals import fundamentals_questions
 from finrag.facts.charts import Series, build_series, format_value, png_chart, terminal_chart
+from finrag.facts.dictionary import metric
 from finrag.facts.kpi import KpiGap, kpi, kpi_table
 from finrag.facts.kpi_report import DEFAULT_KPIS, choose_kpis, gap_note
-from finrag.facts.lookup import Period, Unresolved
+from finrag.facts.lookup import Period, Unresolved, metric_values
 from tests.conftest import SHARED, clean_env, ingested_home, run_finrag
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -371,3 +373,227 @@ def test_terminal_chart_legend_wraps_at_the_width() -> None:
     assert max(len(line) for line in text.splitlines()) <= 70
     legend = text[text.index("• Company 0") :]
     assert all(f"Company {n} ·" in legend for n in range(5))
+
+
+# --- insights and series charts, checked against the stored facts ---------------------
+
+
+def _annual(env: dict[str, str], company: str, name: str) -> dict[str, Decimal]:
+    """The company's line item by fiscal year, read from the facts store as `finrag facts
+    --metric` reads it: what the test computes the KPIs from itself."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FINRAG_HOME", env["FINRAG_HOME"])
+        with open_store(load_settings()) as store, store.connect() as conn:
+            company_id, _, _ = require_company(conn, company)
+            values = metric_values(conn, company_id, metric(name))
+    return {v.period: v.value for v in values if v.fact.months == 12 and v.period.startswith("FY")}
+
+
+def _points_way(a: Decimal, b: Decimal) -> str:
+    return "up" if b > a else "down"
+
+
+@needs_filings
+def test_insights_state_what_the_facts_show(kpi_env) -> None:
+    shown = run_finrag(
+        "kpi", "AAPL", "NFLX", "--kpi", "operating_margin,revenue_growth", "--json", env=kpi_env
+    )
+    assert shown.returncode == 0, shown.stderr
+    insights = json.loads(shown.stdout)["insights"]
+    margins: dict[str, dict[str, Decimal]] = {}
+    for company in ("AAPL", "NFLX"):
+        revenue = _annual(kpi_env, company, "revenue")
+        income = _annual(kpi_env, company, "operating_income")
+        margins[company] = {
+            year: 100 * income[year] / revenue[year] for year in ("FY2022", "FY2023", "FY2024")
+        }
+    mine = [i for i in insights if i["metric"] == "operating_margin"]
+    for company, by_year in margins.items():
+        first, middle, last = by_year["FY2022"], by_year["FY2023"], by_year["FY2024"]
+        rose = "rose" if last > first else "fell"
+        expected = (
+            f"{company}'s operating margin {rose} from {first:.1f}% in FY2022 to {last:.1f}% "
+            f"in FY2024, {_points_way(first, last)} {abs(last - first):.1f} percentage points"
+        )
+        [direction] = [
+            i for i in mine if i["kind"] == "direction" and i["text"].startswith(company)
+        ]
+        assert direction["text"].startswith(expected), direction["text"]
+        steps = [("FY2022", "FY2023", middle - first), ("FY2023", "FY2024", last - middle)]
+        a, b, size = max(steps, key=lambda s: abs(s[2]))
+        [largest] = [
+            i for i in mine if i["kind"] == "largest_change" and f"{company}'s" in i["text"]
+        ]
+        assert (
+            f"from {a} to {b}: {'up' if size > 0 else 'down'} {abs(size):.1f} percentage points"
+            in largest["text"]
+        )
+        reversed_ = (middle - first) * (last - middle) < 0 and min(
+            map(abs, (middle - first, last - middle))
+        ) >= Decimal("0.05")
+        breaks = [i for i in mine if i["kind"] == "break" and f"{company}'s" in i["text"]]
+        assert bool(breaks) == reversed_, "a break exactly when the steps turn"
+        for point in direction["inputs"]:  # every value the statement rests on, as computed
+            assert point["value"] == pytest.approx(float(by_year[point["period"]]), rel=1e-9)
+            assert point["sources"] and all(s["fact_id"] and s["page"] for s in point["sources"])
+    leader = max(margins, key=lambda c: margins[c]["FY2024"])
+    [level] = [i for i in mine if i["kind"] == "peers_level"]
+    assert level["text"].startswith(
+        f"In FY2024, {leader} had the highest operating margin: {margins[leader]['FY2024']:.1f}%"
+    )
+    [change] = [i for i in mine if i["kind"] == "peers_change"]
+    faster = max(margins, key=lambda c: margins[c]["FY2024"] - margins[c]["FY2023"])
+    assert change["text"].startswith(f"From FY2023 to FY2024, {faster}'s operating margin")
+    # Apple's revenue fell in FY2023 and rose in FY2024: its growth changed sign.
+    revenue = _annual(kpi_env, "AAPL", "revenue")
+    growth = [
+        100 * (revenue[y] - revenue[p]) / revenue[p]
+        for p, y in (("FY2022", "FY2023"), ("FY2023", "FY2024"))
+    ]
+    turned = [i for i in insights if i["metric"] == "revenue_growth" and "turned" in i["text"]]
+    if growth[0] * growth[1] < 0:
+        way = "positive" if growth[1] > 0 else "negative"
+        [sign] = [i for i in turned if i["text"].startswith("Break in trend: AAPL's")]
+        assert (
+            f"turned {way} in FY2024 ({growth[1]:.1f}%, from {growth[0]:.1f}% in FY2023)"
+            in sign["text"]
+        )
+    else:
+        assert not [i for i in turned if "AAPL's" in i["text"]]
+    # As text, under the table; --no-insights leaves them out.
+    shown = run_finrag("kpi", "AAPL", "--kpi", "operating_margin", env=kpi_env)
+    assert "# insights\n- AAPL's operating margin " in shown.stdout
+    shown = run_finrag("kpi", "AAPL", "--kpi", "operating_margin", "--no-insights", env=kpi_env)
+    assert shown.returncode == 0 and "# insights" not in shown.stdout
+    seen = _on_a_terminal(["kpi", "AAPL", "--kpi", "operating_margin"], kpi_env)
+    assert "What the series show\nOperating margin\n  AAPL's operating margin " in seen.replace(
+        "\r", ""
+    )
+
+
+def _on_a_terminal(args: list[str], env: dict[str, str]) -> str:
+    """What `finrag ARGS` prints with stdout on a pseudo-terminal (as a person sees it)."""
+    import os
+    import pty
+
+    main, child = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "finrag", *args],
+        stdout=child,
+        stderr=subprocess.DEVNULL,
+        env=env | {"TERM": "dumb", "NO_COLOR": "1"},
+    ) as process:
+        os.close(child)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the child closed its end
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        process.wait(timeout=120)
+    os.close(main)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+@needs_filings
+def test_an_answer_over_several_periods_is_charted_on_a_terminal(kpi_env, tmp_path: Path) -> None:
+    question = "What was Apple's net income in FY2022, FY2023 and FY2024?"
+    png = tmp_path / "income.png"
+    shown = run_finrag("ask", question, "--no-llm", "--json", "--png", str(png), env=kpi_env)
+    assert shown.returncode == 0, shown.stderr
+    [series] = json.loads(shown.stdout)["series"]
+    stored = _annual(kpi_env, "AAPL", "net_income")
+    assert series["unit"] == "money" and series["company"] == "Apple"
+    assert {p["period"]: Decimal(str(p["value"])) for p in series["points"]} == {
+        y: stored[y] for y in ("FY2022", "FY2023", "FY2024")
+    }
+    assert png.read_bytes().startswith(PNG_MAGIC), "--png writes the chart even with --json"
+    piped = run_finrag("ask", question, "--no-llm", env=kpi_env)
+    assert piped.returncode == 0 and "┌" not in piped.stdout, "no chart into a pipe"
+    seen = _on_a_terminal(["ask", question, "--no-llm"], kpi_env | {"COLUMNS": "90"})
+    chart = seen[seen.index("┌") :]
+    assert "FY2022" in chart and "FY2024" in chart and "Apple · net income" in chart
+    assert "USD millions" in chart
+    one = _on_a_terminal(["ask", "What was Apple's net income in FY2024?", "--no-llm"], kpi_env)
+    assert "$93,736 million" in one and "┌" not in one, "one period: nothing to chart"
+
+
+# --- fundamentals questions (finrag eval fundamentals), from the same store -----------
+
+
+@needs_filings
+def test_fundamentals_questions_gold_from_verified_facts(kpi_env, tmp_path: Path) -> None:
+    path = tmp_path / "fund.jsonl"
+    shown = run_finrag("eval", "fundamentals", str(path), "--json", env=kpi_env)
+    assert shown.returncode == 0, shown.stderr
+    summary = json.loads(shown.stdout)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert summary["questions"] == len(lines) and summary["skipped"]["unverified"] == 0
+    expected = 0
+    for company, ticker in (("Apple", "AAPL"), ("Netflix", "NFLX")):
+        for name in ("revenue", "net_income", "eps_diluted", "operating_income"):
+            by_year = _annual(kpi_env, ticker, name)
+            for earlier, later in (("FY2022", "FY2023"), ("FY2023", "FY2024")):
+                if earlier not in by_year or later not in by_year:
+                    continue
+                expected += 1
+                [line] = [
+                    q
+                    for q in lines
+                    if q["company"].startswith(company)
+                    and q["fundamentals"]["metric"] == name
+                    and q["fundamentals"]["periods"] == [earlier, later]
+                ]
+                rose = by_year[later] > by_year[earlier]
+                direction = line["fundamentals"]["direction"]
+                assert line["question"].endswith(f"{direction} from {earlier} to {later}?")
+                gold = "Yes" if rose == (direction == "rise") else "No"
+                assert line["answer"].startswith(f"{gold}. "), line
+                assert [Decimal(v) for v in line["fundamentals"]["values"]] == [
+                    by_year[earlier],
+                    by_year[later],
+                ]
+                assert line["type"] == "fundamentals-annual"
+    assert expected >= 12, "three years of four line items for two companies"
+    assert sum(q["fundamentals"]["metric"] != "operating_cash_flow" for q in lines) == expected
+    assert {q["answer"].split(".")[0] for q in lines} == {"Yes", "No"}, "both golds occur"
+
+    # A pair with a fact that failed (or had no) cross-check gives no question: the fact
+    # marked unverified inside a transaction that is rolled back.
+    first = lines[0]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FINRAG_HOME", kpi_env["FINRAG_HOME"])
+        with open_store(load_settings()) as store, store.connect() as conn:
+            conn.execute(
+                "UPDATE facts SET verified = false WHERE id = %s",
+                (first["fundamentals"]["fact_ids"][1],),
+            )
+            found = fundamentals_questions(conn)
+            conn.rollback()
+    assert found.skipped["unverified"] >= 1
+    assert first["id"] not in {q["id"] for q in found.questions}
+    assert len(found.questions) == len(lines) - found.skipped["unverified"]
+
+    # Scored as any answer set: ask's facts route reaches each gold's yes/no.
+    shown = run_finrag("eval", "answers", str(path), "--no-llm", "--json", env=kpi_env)
+    assert shown.returncode == 0, shown.stderr
+    report = json.loads(shown.stdout)
+    assert report["summary"]["by_question_type"]["fundamentals-annual"]["n"] == len(lines)
+    wrong = [r["id"] for r in report["results"] if r["polarity_correct"] is not True]
+    assert not wrong, f"the facts route's yes/no differs from the gold: {wrong}"
+
+
+@needs_filings
+def test_a_chat_turn_over_several_periods_is_charted_on_a_terminal(kpi_env, tmp_path: Path) -> None:
+    lines = tmp_path / "turns.txt"
+    lines.write_text("What was Apple's net income in FY2022, FY2023 and FY2024?\n")
+    no_model = kpi_env | {"FINRAG_ANSWER__USE_LLM": "false", "COLUMNS": "90"}
+    seen = _on_a_terminal(["chat", "--input", str(lines)], no_model)
+    stored = _annual(kpi_env, "AAPL", "net_income")
+    for year in ("FY2022", "FY2023", "FY2024"):  # the answer, then its chart
+        assert f"${stored[year] / 1_000_000:,.0f} million" in seen
+    chart = seen[seen.index("┌") :]
+    assert "Apple · net income" in chart and "FY2022" in chart and "FY2024" in chart

@@ -112,6 +112,8 @@ class TurnResult:
     numbers: list[dict[str, str]] = field(default_factory=list)  # {number, status, source, ...}
     supported: bool | None = None  # the faithfulness checker's verdict (a model's opinion)
     persona: PersonaKpis | None = None  # the persona's KPIs, with `chat --persona`
+    # The facts-route answers' measures over several periods (finrag.answer.result.Answer).
+    series: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def verified(self) -> bool | None:
@@ -122,24 +124,28 @@ class TurnResult:
         return self.status == VERIFIED
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "turn": self.turn,
-            "question": self.question,
-            "standalone": self.standalone,
-            "intent": self.intent,
-            "answer": self.reply,
-            "citations": [c.as_dict() for c in self.citations],
-            "calculations": [c.as_dict() for c in self.calculations],
-            "flags": self.flags,
-            "assumptions": self.assumptions,
-            # "verified" was the checker's verdict before issue 16: now it is true only for
-            # numbers traced to stored facts; "status" and "numbers" say more.
-            "status": self.status,
-            "verified": self.verified,
-            "numbers": self.numbers,
-            "supported": self.supported,
-            "filters": self.filters,
-            "sub_questions": self.sub_questions,
-            "clarifying": self.clarifying,
-            "trace": self.trace,
-        } | ({"persona": self.persona.as_dict()} if self.persona else {})
+        return (
+            {
+                "turn": self.turn,
+                "question": self.question,
+                "standalone": self.standalone,
+                "intent": self.intent,
+                "answer": self.reply,
+                "citations": [c.as_dict() for c in self.citations],
+                "calculations": [c.as_dict() for c in self.calculations],
+                "flags": self.flags,
+                "assumptions": self.assumptions,
+                # "verified" was the checker's verdict before issue 16: now it is true only for
+                # numbers traced to stored facts; "status" and "numbers" say more.
+                "status": self.status,
+                "verified": self.verified,
+                "numbers": self.numbers,
+                "supported": self.supported,
+                "filters": self.filters,
+                "sub_questions": self.sub_questions,
+                "clarifying": self.clarifying,
+                "trace": self.trace,
+            }
+            | ({"persona": self.persona.as_dict()} if self.persona else {})
+            | ({"series": self.series} if self.series else {})
+        )

@@ -214,10 +214,13 @@ def _compose(
     calculations: list[CalculationOutcome] = []
     sentences: list[str] = []
     verdicts: list[bool] = []
+    series: list[dict] = []
     for company in companies:
         for measure in plan.measures:
             mine = [f for f in figures if f.company == company and f.measure == measure]
             mine.sort(key=lambda f: (f.period.fiscal_year, f.period.fiscal_quarter or 0))
+            if len({f.period for f in mine}) >= 2:
+                series.append(_series(company, measure, mine))
             for f in mine:
                 if f.formula:
                     calculations.append(_kpi_calculation(f, sources))
@@ -246,7 +249,19 @@ def _compose(
         text = ("Yes. " if all(verdicts) else "No. ") + text
     elif plan.rule is not None and (ruled := _verdict(plan, companies, figures)):
         text = ("Yes. " if ruled.holds else "No. ") + text + " " + ruled.because
-    return sources.answer(question, text, calculations, [FLAG])
+    answer = sources.answer(question, text, calculations, [FLAG])
+    answer.series = series
+    return answer
+
+
+def _series(company: Company, measure: Measure, mine: list[Figure]) -> dict:
+    """One company's one measure over its periods, oldest first (money in base units)."""
+    return {
+        "company": short_name(company.name),
+        "measure": measure_words(measure),
+        "unit": mine[0].unit,
+        "points": [{"period": f.period.label, "value": float(f.value)} for f in mine],
+    }
 
 
 def _ranked(

@@ -23,6 +23,9 @@ class Answer:
     facts: list[CheckedFact] = field(default_factory=list)
     # The facts store's values a facts-route answer states, with provenance (fact id...).
     fact_values: list[dict[str, Any]] = field(default_factory=list)
+    # A facts-route answer's measures over several periods, one per company and measure:
+    # {company, measure, unit, points: [{period, value}]} (what `ask` charts on a terminal).
+    series: list[dict[str, Any]] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # what could not be verified
     # The flags about scope (a filter dropped, a company not held): said even with --quiet.
     warnings: list[str] = field(default_factory=list)

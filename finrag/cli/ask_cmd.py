@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -25,6 +26,7 @@ from finrag.cli.persona_view import (
 )
 from finrag.cli.progress import Activity
 from finrag.cli.render import err, out, print_error, print_json, warn
+from finrag.cli.series_view import print_series_chart, write_series_png
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
@@ -107,6 +109,16 @@ def ask_command(
             "the same store (the answer cache; `finrag cache clear` empties it).",
         ),
     ] = False,
+    png: Annotated[
+        Path | None,
+        typer.Option(
+            "--png",
+            metavar="PATH",
+            dir_okay=False,
+            help="When the answer is a measure over several periods, write its chart to PATH "
+            "(on a terminal it is also drawn under the answer).",
+        ),
+    ] = None,
 ) -> None:
     """Answer a question from the stored filings, citing document and page.
 
@@ -160,8 +172,11 @@ def ask_command(
         print_notes(answer)
     else:
         out.print(Text(answer.answer))
+        print_series_chart(answer.series)
         print_sources(answer)
         print_persona(view)
+    if png is not None:
+        write_series_png(answer.series, png, sorted({c.document for c in answer.citations}))
     crash = crashed_model()
     if crash is not None and crash is not earlier_crash:  # the answer above is the facts' alone
         print_error(crash.message, crash.hint)

@@ -23,6 +23,7 @@ from finrag.cli.inputs import clean_option, clean_text
 from finrag.cli.persona_view import PersonaOption, print_persona
 from finrag.cli.progress import Activity, seconds_words
 from finrag.cli.render import err, out, print_error
+from finrag.cli.series_view import print_series_chart
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
 from finrag.errors import FinragError, UsageError
@@ -285,6 +286,7 @@ def _show(result: TurnResult) -> None:
     out.print(Text(reply))
     if caveat:
         out.print(Text(caveat, style="yellow"))
+    print_series_chart(result.series)
     print_numbers(result.numbers)
     print_citations(result.citations)
     print_calculations(result.calculations)

@@ -181,6 +181,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("finrag eval retrieval questions.jsonl --compare dense,hybrid", "variants side by side"),
         ("finrag eval retrieval questions.jsonl -o runs/retrieval", "JSON, CSV and Markdown"),
     ),
+    "eval fundamentals": (
+        ("finrag eval fundamentals fund.jsonl", "yes/no questions from verified stored facts"),
+        ("finrag eval answers fund.jsonl --no-llm", "then score ask's answers on them"),
+    ),
     "eval answers": (
         ("finrag eval answers questions.jsonl --limit 20", "the first 20 questions"),
         ("finrag eval answers questions.jsonl --judge -o runs/answers", "graded by the LLM"),

@@ -15,6 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from finrag.cli.fundamentals_cmd import fundamentals_command
 from finrag.cli.render import Column, err, print_json, print_table
 from finrag.cli.state import app_state, with_options
 from finrag.db import open_store
@@ -36,6 +37,7 @@ from finrag.evaluate.retrieval import BREAKDOWNS, QuestionResult, evaluate_retri
 from finrag.retrieve import Retriever, Variant
 
 app = typer.Typer(help="Evaluate retrieval and answers on a question set.", no_args_is_help=True)
+app.command("fundamentals")(fundamentals_command)
 
 
 def parse_ks(text: str) -> list[int]:

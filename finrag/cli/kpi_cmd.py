@@ -23,6 +23,7 @@ from finrag.db import Store, open_store
 from finrag.errors import UsageError
 from finrag.facts.charts import build_series, format_value, png_chart, terminal_chart
 from finrag.facts.kpi import KpiGap, KpiValue
+from finrag.facts.kpi_insights import Insight, report_insights
 from finrag.facts.kpi_report import (
     DEFAULT_KPIS,
     KpiReport,
@@ -75,6 +76,14 @@ def kpi_command(
         Path | None,
         typer.Option("--png", metavar="PATH", help="Write a PNG chart to PATH.", dir_okay=False),
     ] = None,
+    insights: Annotated[
+        bool,
+        typer.Option(
+            "--insights/--no-insights",
+            help="State what each series shows (direction, largest change, breaks, peers), "
+            "from the values alone; --json gives each statement with its inputs.",
+        ),
+    ] = True,
 ) -> None:
     """KPIs by period (margins, returns, liquidity, leverage, growth), computed from the
     facts store, each value traceable to the printed cells it comes from."""
@@ -91,12 +100,44 @@ def kpi_command(
     ):
         report = kpi_report(conn, companies, chosen, span, quarterly=quarterly)
     if as_json:
-        print_json(report.as_dict())
+        print_json(_json(report, insights=insights))
     elif as_csv:
         _write_csv(report)
     else:
         _print_tables(report)
+        if insights:
+            print_insights(report, report_insights(report))
     _finish(report, chart=chart, png=png)
+
+
+def _json(report: KpiReport, *, insights: bool) -> dict[str, Any]:
+    data = report.as_dict()
+    if insights:
+        data["insights"] = [i.as_dict() for i in report_insights(report)]
+    return data
+
+
+def print_insights(report: KpiReport, found: list[Insight]) -> None:
+    """The statements under the table: a paragraph per KPI on a terminal; piped,
+    "# insights" and one "- " line per statement (for grep and scripts)."""
+    if not found:
+        return
+    if not out.is_terminal:
+        sys.stdout.write("# insights\n" + "".join(f"- {i.text}\n" for i in found))
+        sys.stdout.flush()
+        return
+    out.print(Text("What the series show", style="bold"))
+    for chosen in report.kpis:
+        # A paragraph per company, then one comparing them.
+        paragraphs: dict[str, list[str]] = {}
+        for i in found:
+            if i.metric == chosen.name:
+                who = "peers" if i.kind.startswith("peers") else i.inputs[0].company
+                paragraphs.setdefault(who, []).append(i.text)
+        if paragraphs:
+            out.print(Text(chosen.display, style="bold"))
+            for said in paragraphs.values():
+                out.print(Text("  " + " ".join(said)))
 
 
 def chat_kpi(store: Store, line: str, *, as_json: bool) -> dict[str, Any] | None:
@@ -116,8 +157,10 @@ def chat_kpi(store: Store, line: str, *, as_json: bool) -> dict[str, Any] | None
     with store.connect() as conn, _spinner("computing KPIs"):
         report = kpi_report(conn, params["companies"], chosen, span, quarterly=params["quarterly"])
     if as_json:
-        return report.as_dict()
+        return _json(report, insights=params["insights"])
     _print_tables(report)
+    if params["insights"]:
+        print_insights(report, report_insights(report))
     _finish(report, chart=params["chart"], png=params["png"])
     return None
 

@@ -168,7 +168,9 @@ def _write_questions(path: Path, results: list[MarketSummary], *, as_json: bool)
     with path.open("w", encoding="utf-8") as fh:
         for line in lines:
             fh.write(json.dumps(line) + "\n")
-    err.print(f"wrote {len(lines)} question(s) to {path} (rule: {RULE})", highlight=False)
+    err.print(
+        f"wrote {len(lines)} price-based question(s) to {path} (rule: {RULE})", highlight=False
+    )
     if as_json:
         print_json(lines)
         return

@@ -22,7 +22,11 @@ AXIS_LABELS = {
     "times": "times (x)",
     "days": "days",
     "money": "USD millions",
+    "per_share": "USD per share",
+    "shares": "shares (millions)",
 }
+# Charted in millions, as statements print them.
+_IN_MILLIONS = ("money", "shares")
 # Lines are told apart by their marker, so that they still are without colour.
 _MARKERS = ("•", "+", "x", "o", "*", "#", "@", "%")
 _PNG_MARKERS = ("o", "s", "^", "D", "v", "P")
@@ -60,9 +64,10 @@ def format_value(value: Decimal | float | None, unit: str) -> str:
 
 
 def chart_value(value: Decimal | float, unit: str) -> float:
-    """The number plotted: money in millions (the axis says so), the rest as computed."""
+    """The number plotted: money and share counts in millions (the axis says so), the
+    rest as computed."""
     number = Decimal(str(value)) if isinstance(value, float) else value
-    return float(number / _MILLION if unit == "money" else number)
+    return float(number / _MILLION if unit in _IN_MILLIONS else number)
 
 
 @dataclass

@@ -1,6 +1,8 @@
 """The seeds' generation check: yes/no "did COMPANY perform well in Qn YEAR" questions
 whose gold answer comes from market data, in the dataset format `finrag eval answers`
-reads (finrag/evaluate/dataset.py).
+reads (finrag/evaluate/dataset.py). **Price-based**: the gold is the share price, which no
+filing states; the fundamentals-based questions (finrag.evaluate.fundamentals) are the
+ones whose gold the filings hold.
 
 The rule: "Yes" when the closing price rose from the period's first trading day to its
 last (price change > 0), "No" otherwise.
@@ -17,6 +19,7 @@ RULE = (
     "(price change > 0), No otherwise"
 )
 QUESTION_TYPE = "market-performance"
+GOLD_BASIS = "price-based: the share price, not the filings"
 
 
 def performance_question(summary: MarketSummary) -> dict[str, Any]:
@@ -37,6 +40,7 @@ def performance_question(summary: MarketSummary) -> dict[str, Any]:
             f"({summary.change_pct:+.2f}%)"
         ),
         "rule": RULE,
+        "gold_basis": GOLD_BASIS,
         "market": {
             "ticker": summary.ticker,
             "period": period.as_dict(),
