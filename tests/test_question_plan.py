@@ -289,3 +289,10 @@ def test_a_balance_compares_a_year_end_with_a_later_quarter_end() -> None:
     assert isinstance(found, QuestionPlan), found
     assert [p.label for p in found.periods] == ["FY2023", "FY2024 Q2"]
     assert (found.operation, found.yes_no) == ("change", "down")
+
+
+def test_the_same_quarter_a_year_apart() -> None:
+    found = plan("Did Acme's revenue rise from Q3 FY2024 to Q3 FY2025?")
+    assert isinstance(found, QuestionPlan), found
+    assert [p.label for p in found.periods] == ["FY2024 Q3", "FY2025 Q3"]
+    assert (found.operation, found.yes_no) == ("change", "up")

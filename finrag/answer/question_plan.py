@@ -180,6 +180,17 @@ def plan_question(
     if not years:
         return NoPlan(NO_YEAR)
     if quarter is not None and len(years) > 1:
+        # "revenue from Q3 FY2024 to Q3 FY2025": the quarter named with each year, the
+        # same quarter a year apart.
+        if len(set(years)) == 2 and len(_QUARTER_NAMED.findall(question)) >= 2:
+            plan = QuestionPlan(
+                measures=found,
+                periods=[Period(min(years), quarter), Period(max(years), quarter)],
+                operation="change",
+            )
+            if _YES_NO.match(key) and (direction := _direction(key)) in ("up", "down"):
+                plan.yes_no = direction
+            return plan
         # "cash between FY2023 and Q2 of FY2024": a balance at a year's end against the
         # later year's quarter end; flows of a year and of a quarter do not compare.
         if len(set(years)) == 2 and all(_instant(m) for m in found):
@@ -285,6 +296,11 @@ def _ranked_activities(key: str, years: Sequence[int], quarter: int | None) -> Q
     )
     plan.yes_no = "down" if bool(rank["low"]) != bool(outflow) else "up"  # the end ranked first
     return plan
+
+
+_QUARTER_NAMED = re.compile(
+    r"\bQ[1-4]\b|\b[1-4]Q\b|\b(?:first|second|third|fourth)\s+(?:fiscal\s+)?quarter\b", re.I
+)
 
 
 def _instant(measure: Measure) -> bool:
