@@ -37,8 +37,8 @@ def serve_command(
     ] = False,
 ) -> None:
     """A local HTTP API: POST /ask, /search, /facts, /kpi; GET /docs, /health. Replies are
-    the JSON of the commands' --json, requests take their options as fields
-    ({"question": "...", "no_llm": true}); OpenAPI page at /api/docs."""
+    the JSON of the commands' --json; requests take their options as JSON fields named
+    like the flags (no_llm for --no-llm); OpenAPI page at /api/docs."""
     settings = app_state(ctx).settings
     if mcp:
         from finrag.serve.mcp_tools import serve_mcp
