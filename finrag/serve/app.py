@@ -120,6 +120,8 @@ def create_app(settings: Settings, store: Store, *, token: str | None = None) ->
         dependencies=[Depends(authorized)],
     )
 
+    app.state.answering = answering  # a test holds it to keep a request in flight
+
     @app.exception_handler(FinragError)
     async def finrag_error(_request: Request, exc: FinragError) -> JSONResponse:
         return error_response(exc)
