@@ -36,7 +36,7 @@ from finrag.llm import crashed_model
 from finrag.personas import persona_name
 from finrag.personas.kpis import PersonaKpis
 
-_STAGES = {
+STAGE_WORDS = {
     "retrieved": "reading the excerpts",
     "extracted": "checking facts and calculations",
     "phrasing": "wording the facts store's answer",
@@ -131,9 +131,9 @@ def ask_command(
     with Activity("opening the store") as activity:
 
         def on_event(event: str) -> None:
-            activity.stage(_STAGES.get(event, event))
+            activity.stage(STAGE_WORDS.get(event, event))
             if event == "retrying":
-                activity.line(Text(_STAGES["retrying"], style="yellow"))
+                activity.line(Text(STAGE_WORDS["retrying"], style="yellow"))
 
         outcome = ask_outcome(
             settings,

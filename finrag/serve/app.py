@@ -25,7 +25,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 
 from finrag import __version__
-from finrag.cli.ask_cmd import _STAGES, ask_command, ask_outcome
+from finrag.cli.ask_cmd import STAGE_WORDS, ask_command, ask_outcome
 from finrag.cli.docs_cmd import document_details, documents
 from finrag.cli.facts_cmd import facts_command, facts_outcome
 from finrag.cli.kpi_cmd import kpi_command, kpi_outcome, kpi_problem
@@ -180,7 +180,7 @@ def create_app(settings: Settings, store: Store, *, token: str | None = None) ->
 
         def work(emit: Callable[[str, Any], None]) -> None:
             def on_event(stage: str) -> None:
-                emit("stage", {"stage": stage, "words": _STAGES.get(stage, stage)})
+                emit("stage", {"stage": stage, "words": STAGE_WORDS.get(stage, stage)})
 
             with answering:
                 outcome = ask_outcome(settings, opened=lent, on_event=on_event, **options)
