@@ -6,7 +6,7 @@ import ipaddress
 import signal
 
 from finrag.config import Settings
-from finrag.errors import UsageError
+from finrag.errors import FinragError, UsageError
 
 
 def is_loopback(host: str) -> bool:
@@ -64,9 +64,12 @@ def serve(settings: Settings, *, host: str, port: int, token: str | None) -> Non
             "flight have finished",
             highlight=False,
         )
-        server.run()
-    if not server.started:
-        raise UsageError(
-            f"the API could not listen on {host}:{port}",
-            hint="the message above says why (a port in use?); --port picks another",
-        )
+        try:
+            server.run()
+        except SystemExit:  # uvicorn's way of saying it could not start
+            if server.started:
+                raise
+            raise FinragError(
+                f"the API could not listen on {host}:{port}",
+                hint="the line above says why (a port in use?); --port picks another",
+            ) from None
