@@ -208,13 +208,17 @@ def test_a_request_in_flight_finishes_before_the_server_stops(served: Served) ->
         try:
             body = {"question": QUESTION, "no_llm": True, "no_cache": True}
             pending = pool.submit(httpx.post, f"{url}/ask", json=body, timeout=60)
+            deadline = time.monotonic() + 60  # against a hang, not a measure
             while not server.server_state.tasks:  # its request cycle has begun
+                assert time.monotonic() < deadline, "the request never reached the server"
                 time.sleep(0.02)
             server.should_exit = True  # what uvicorn's SIGTERM and SIGINT handler does
             with contextlib.suppress(httpx.HTTPError):  # until it takes no new request
                 while True:
                     httpx.get(f"{url}/health", timeout=5)
+                    assert time.monotonic() < deadline, "the server kept taking requests"
                     time.sleep(0.02)
+            assert not pending.done(), "the request finished before the stop: nothing tested"
         finally:
             app.state.answering.release()
         reply = pending.result()
