@@ -279,3 +279,13 @@ def test_mcp_lists_its_tools_and_answers(served: Served) -> None:
     assert not asked.is_error
     assert "9,583" in json.loads(asked.content[0].text)["answer"]
     assert failed.is_error and "no company 'No Such Company'" in failed.content[0].text
+
+
+def test_mcp_without_its_package_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from finrag.errors import ConfigError
+    from finrag.serve.mcp_tools import require_mcp
+
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)  # import fails
+    with pytest.raises(ConfigError, match="needs the mcp package") as raised:
+        require_mcp()
+    assert raised.value.hint == "pip install 'finrag-cli[mcp]'"
