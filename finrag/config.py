@@ -379,6 +379,22 @@ class LLMSettings(BaseModel):
     fake_script: Path | None = Field(None, description="JSON list of replies for backend 'fake'.")
 
 
+class ServeSettings(BaseModel):
+    """`finrag serve`: the local HTTP API."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = Field(
+        "127.0.0.1", description="Address to listen on; any other than loopback needs a token."
+    )
+    port: int = Field(8765, ge=1, le=65535, description="TCP port to listen on.")
+    token: SecretStr | None = Field(
+        None,
+        description="Bearer token every request must carry (Authorization: Bearer ...); "
+        "required to listen beyond loopback.",
+    )
+
+
 class Settings(BaseSettings):
     """Every setting finrag reads; see ``finrag config show``."""
 
@@ -403,6 +419,7 @@ class Settings(BaseSettings):
     answer: AnswerSettings = Field(default_factory=AnswerSettings, description="Answers.")
     chat: ChatSettings = Field(default_factory=ChatSettings, description="Chat sessions.")
     llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model.")
+    serve: ServeSettings = Field(default_factory=ServeSettings, description="Local HTTP API.")
 
     @property
     def pgdata(self) -> Path:

@@ -37,6 +37,15 @@ class FinragError(Exception):
         self.message = message
         self.hint = hint
 
+    def as_dict(self) -> dict[str, object]:
+        """The error as data, where a program reads it (the local API's error JSON)."""
+        return {
+            "error": self.label,
+            "message": self.message,
+            "hint": self.hint,
+            "exit_code": int(self.exit_code),
+        }
+
 
 class ConfigError(FinragError):
     exit_code = ExitCode.CONFIG

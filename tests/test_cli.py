@@ -45,8 +45,10 @@ def test_help_lists_only_working_commands() -> None:
         "ingest",
         "kpi",
         "market",
+        "mcp",
         "open",
         "search",
+        "serve",
         "sessions",
     ]
 

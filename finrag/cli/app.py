@@ -52,6 +52,8 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "db": ("db_cmd", "app", True),
     "cache": ("cache_cmd", "app", True),
     "doctor": ("doctor_cmd", "doctor", False),
+    "serve": ("serve_cmd", "serve_command", False),
+    "mcp": ("serve_cmd", "mcp_command", False),
 }
 _registered: set[str] = set()
 

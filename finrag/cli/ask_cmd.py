@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +17,6 @@ from finrag.answer.markdown import answer_markdown
 from finrag.answer.pipeline import Answer, Asker
 from finrag.answer.safety import declined_answer
 from finrag.answer.status import FOUND_IN_SOURCE, UNSUPPORTED, VERIFIED, WORDS
-from finrag.cli.conventions import nothing_found
 from finrag.cli.inputs import clean_option, question_text
 from finrag.cli.options import CompanyOption, FormOption, QuarterOption, YearOption
 from finrag.cli.persona_view import (
@@ -25,15 +27,18 @@ from finrag.cli.persona_view import (
     with_persona_json,
 )
 from finrag.cli.progress import Activity
-from finrag.cli.render import err, out, print_error, print_json, warn
+from finrag.cli.render import err, out, print_json, warn
+from finrag.cli.report import Report
 from finrag.cli.series_view import print_series_chart, write_series_png
 from finrag.cli.state import app_state, with_options
-from finrag.db import open_store
-from finrag.errors import ExitCode, UsageError
+from finrag.config import Settings
+from finrag.db import Store, open_store
+from finrag.errors import ExitCode, NothingFound, UsageError
 from finrag.llm import crashed_model
 from finrag.personas import persona_name
+from finrag.personas.kpis import PersonaKpis
 
-_STAGES = {
+STAGE_WORDS = {
     "retrieved": "reading the excerpts",
     "extracted": "checking facts and calculations",
     "phrasing": "wording the facts store's answer",
@@ -131,41 +136,39 @@ def ask_command(
         raise UsageError(f"unknown --format {output_format!r}", hint="use text, md or json")
     if as_json:
         output_format = "json"
-    question = question_text(question)
-    company, form = clean_option(company), clean_option(form)
-    settings = with_options(app_state(ctx).settings, "llm", backend=backend, timeout_s=timeout)
-    settings = with_options(settings, "answer", use_llm=False if no_llm else None)
-    settings = with_options(settings, "answer", persona=persona_name(persona) or persona)
-    # Only a crash during this command is this command's (a library caller, or a test
-    # runner, may have seen an earlier one in the same process).
-    earlier_crash = crashed_model()
-    # Screened first, as `chat` screens each turn: a declined request is never searched.
-    answer, view = declined_answer(question), None
-    if answer is None:
-        # The answer is printed once it has passed its checks: while the model writes, the
-        # status line shows the stage, the time and tokens/s (never an unchecked draft).
-        # The embedded server may take seconds to start: that is a stage too.
-        with Activity("opening the store") as activity, open_store(settings) as store:
-            activity.stage("retrieving")
+    settings = app_state(ctx).settings
+    # The answer is printed once it has passed its checks: while the model writes, the
+    # status line shows the stage, the time and tokens/s (never an unchecked draft).
+    # The embedded server may take seconds to start: that is a stage too.
+    with Activity("opening the store") as activity:
 
-            def on_event(event: str) -> None:
-                activity.stage(_STAGES.get(event, event))
-                if event == "retrying":
-                    activity.line(Text(_STAGES["retrying"], style="yellow"))
+        def on_event(event: str) -> None:
+            activity.stage(STAGE_WORDS.get(event, event))
+            if event == "retrying":
+                activity.line(Text(STAGE_WORDS["retrying"], style="yellow"))
 
-            answer = Asker(store, settings).ask(
-                question,
-                k=k,
-                overrides={"company": company, "year": year, "quarter": quarter, "form": form},
-                on_token=lambda _piece: activity.tokens(),
-                on_event=on_event,
-                on_progress=lambda _piece: activity.tokens(),
-                strict_filters=strict_filters,
-                use_cache=not no_cache,
-            )
-            view = persona_view(store, settings, answer)
+        outcome = ask_outcome(
+            settings,
+            question,
+            opened=open_store,
+            on_event=on_event,
+            on_token=activity.tokens,
+            k=k,
+            company=company,
+            year=year,
+            quarter=quarter,
+            form=form,
+            backend=backend,
+            timeout=timeout,
+            no_llm=no_llm,
+            persona=persona,
+            strict=strict,
+            strict_filters=strict_filters,
+            no_cache=no_cache,
+        )
+    answer, view = outcome.answer, outcome.view
     if output_format == "json":
-        print_json(with_persona_json(answer.as_dict(), view))
+        print_json(outcome.report.data)
     elif output_format == "md":
         out.file.write(answer_markdown(answer) + persona_markdown(view))
         out.file.flush()
@@ -177,19 +180,79 @@ def ask_command(
         print_persona(view)
     if png is not None:
         write_series_png(answer.series, png, sorted({c.document for c in answer.citations}))
+    outcome.report.finish()
+
+
+@dataclass
+class AskOutcome:
+    answer: Answer
+    view: PersonaKpis | None
+    report: Report  # the JSON of --json, and how the command ends
+
+
+def ask_outcome(
+    settings: Settings,
+    question: str,
+    *,
+    opened: Callable[[Settings], AbstractContextManager[Store]],
+    on_event: Callable[[str], None] | None = None,
+    on_token: Callable[[], None] | None = None,
+    k: int | None = None,
+    company: str | None = None,
+    year: int | None = None,
+    quarter: int | None = None,
+    form: str | None = None,
+    backend: str | None = None,
+    timeout: float | None = None,
+    no_llm: bool = False,
+    persona: str | None = None,
+    strict: bool = False,
+    strict_filters: bool = False,
+    no_cache: bool = False,
+) -> AskOutcome:
+    """`ask` apart from its printing, for the CLI and the local API alike: the options are
+    the command's, by name. ``opened(settings)`` gives the store (the CLI opens one, the
+    server lends its own); ``on_event`` hears each stage, ``on_token`` each token."""
+    question = question_text(question)
+    company, form = clean_option(company), clean_option(form)
+    settings = with_options(settings, "llm", backend=backend, timeout_s=timeout)
+    settings = with_options(settings, "answer", use_llm=False if no_llm else None)
+    settings = with_options(settings, "answer", persona=persona_name(persona) or persona)
+    tick = on_token or (lambda: None)
+    # Only a crash during this command is this command's (a library caller, or a test
+    # runner, may have seen an earlier one in the same process).
+    earlier_crash = crashed_model()
+    # Screened first, as `chat` screens each turn: a declined request is never searched.
+    answer, view = declined_answer(question), None
+    if answer is None:
+        with opened(settings) as store:
+            if on_event is not None:
+                on_event("retrieving")
+            answer = Asker(store, settings).ask(
+                question,
+                k=k,
+                overrides={"company": company, "year": year, "quarter": quarter, "form": form},
+                on_token=lambda _piece: tick(),
+                on_event=on_event,
+                on_progress=lambda _piece: tick(),
+                strict_filters=strict_filters,
+                use_cache=not no_cache,
+            )
+            view = persona_view(store, settings, answer)
+    report = Report(with_persona_json(answer.as_dict(), view))
     crash = crashed_model()
-    if crash is not None and crash is not earlier_crash:  # the answer above is the facts' alone
-        print_error(crash.message, crash.hint)
-        raise typer.Exit(crash.exit_code)
-    if answer.refused and answer.route == "declined":
-        nothing_found(f"declined ({answer.refusal}): the reply says why")
-    if answer.refused:
-        nothing_found(
+    if crash is not None and crash is not earlier_crash:  # the answer is the facts' alone
+        report.problem = crash
+    elif answer.refused and answer.route == "declined":
+        report.problem = NothingFound(f"declined ({answer.refusal}): the reply says why")
+    elif answer.refused:
+        report.problem = NothingFound(
             "no answer in the stored filings: the reply says why",
             hint="`finrag docs list` shows what the store holds",
         )
-    if failed_check(answer, strict=strict):
-        raise typer.Exit(ExitCode.UNVERIFIED)
+    elif failed_check(answer, strict=strict):
+        report.exit_code = ExitCode.UNVERIFIED
+    return AskOutcome(answer, view, report)
 
 
 def failed_check(answer: Answer, *, strict: bool = False) -> bool:

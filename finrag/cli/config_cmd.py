@@ -18,7 +18,9 @@ app = typer.Typer(help="Show settings.", no_args_is_help=True)
 
 def _display(value: object) -> object:
     if isinstance(value, SecretStr):
-        return redact(value.get_secret_value())
+        secret = value.get_secret_value()
+        # A URL shows all but its password; any other secret (serve.token) shows nothing.
+        return redact(secret) if "://" in secret else "***"
     return value
 
 

@@ -119,6 +119,19 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("finrag open 1 -p 4 -j", "by document id, as JSON"),
         (f"finrag open {SAMPLE}:p4 --viewer", "that page in the system viewer"),
     ),
+    "serve": (
+        ("finrag serve", "the local API on http://127.0.0.1:8765 (OpenAPI page: /api/docs)"),
+        (
+            'curl -s localhost:8765/ask -d \'{"question": "Best Buy revenue Q2 FY2024", '
+            '"no_llm": true}\'',
+            "the JSON of `finrag ask --json`",
+        ),
+        ('finrag serve --host 0.0.0.0 --token "$TOKEN"', "beyond this machine: a token"),
+    ),
+    "mcp": (
+        ("finrag mcp", "ask, search and facts as MCP tools over stdio"),
+        ("claude mcp add finrag -- finrag mcp", "give an agent the store"),
+    ),
     "doctor": (
         ("finrag doctor", "what works and what to fix"),
         ("finrag doctor -j", "the same as JSON"),
@@ -276,6 +289,9 @@ OPTION_WORDS = {
     "--format": "FORMAT",
     "--page": "N",
     "--png": "PATH",
+    "--host": "ADDRESS",
+    "--port": "N",
+    "--token": "TOKEN",
 }
 # Per command where a flag means something else there.
 COMMAND_OPTION_WORDS = {("eval retrieval", "--k"): "LIST", ("chat", "--input"): "FILE"}

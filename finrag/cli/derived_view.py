@@ -15,6 +15,20 @@ from finrag.facts.derived import Derived, DerivedGap
 from finrag.facts.dictionary import Metric
 
 
+def derived_dict(
+    company: str, chosen: Metric, found: Sequence[Derived | DerivedGap], *, ttm: bool
+) -> dict:
+    """What --json prints: each stated period with its inputs, and each gap."""
+    return {
+        "company": company,
+        "metric": chosen.name,
+        "display": chosen.display,
+        "series": "trailing twelve months" if ttm else "quarters",
+        "values": [d.as_dict() for d in found if isinstance(d, Derived)],
+        "gaps": [d.as_dict() for d in found if isinstance(d, DerivedGap)],
+    }
+
+
 def show_derived(
     company: str,
     chosen: Metric,
@@ -29,16 +43,7 @@ def show_derived(
         _write_csv(company, chosen, found)
         return
     if as_json:
-        print_json(
-            {
-                "company": company,
-                "metric": chosen.name,
-                "display": chosen.display,
-                "series": what,
-                "values": [d.as_dict() for d in found if isinstance(d, Derived)],
-                "gaps": [d.as_dict() for d in found if isinstance(d, DerivedGap)],
-            }
-        )
+        print_json(derived_dict(company, chosen, found, ttm=ttm))
         return
     if not found:
         return  # the command says "nothing found" (exit 7)

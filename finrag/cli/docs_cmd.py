@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -11,9 +13,10 @@ from finrag.cli.conventions import confirm_removal, words
 from finrag.cli.options import JsonOption
 from finrag.cli.render import Column, err, out, print_json, print_table
 from finrag.cli.state import app_state
-from finrag.db import open_store
+from finrag.config import Settings
+from finrag.db import Store, open_store
 from finrag.db.companies import document_aliases
-from finrag.db.documents import get_document, list_documents
+from finrag.db.documents import StoredDocument, get_document, list_documents
 from finrag.errors import UsageError
 from finrag.facts.checks import coverage_line
 from finrag.facts.store import check_coverage, document_calendar
@@ -31,12 +34,7 @@ def _period(doc) -> str:
 @app.command("list")
 def list_command(ctx: typer.Context, as_json: JsonOption = False) -> None:
     """Every ingested document with its company, form, period and size."""
-    store = open_store(app_state(ctx).settings)
-    try:
-        with store.connect() as conn:
-            docs = list_documents(conn)
-    finally:
-        store.close()
+    docs = documents(app_state(ctx).settings, opened=open_store)
     if as_json:
         print_json([d.as_dict() for d in docs])
         return
@@ -73,23 +71,7 @@ def show(
     """One document: metadata and where each field came from, chunk counts, the names
     its company answers to in questions, its fiscal calendar, and how many of its facts
     each cross-check covers and fails."""
-    store = open_store(app_state(ctx).settings)
-    try:
-        with store.connect() as conn:
-            doc = get_document(conn, ref)
-            aliases = document_aliases(conn, doc.id) if doc is not None else []
-            calendar = document_calendar(conn, doc.id) if doc is not None else None
-            checks = check_coverage(conn, doc.id) if doc is not None else {}
-    finally:
-        store.close()
-    if doc is None:
-        raise UsageError(f"no document {ref!r}", hint="see `finrag docs list`")
-    shown = {
-        **doc.as_dict(),
-        "company_aliases": aliases,
-        "fiscal_calendar": calendar.describe() if calendar else None,
-        "fact_checks": checks,
-    }
+    shown = document_details(app_state(ctx).settings, ref, opened=open_store)
     if as_json:
         print_json(shown)
         return
@@ -98,6 +80,34 @@ def show(
         out.print(f"{key:>16}: {words(value)}", highlight=False)
     if checks.get("facts"):
         out.print(f"{'fact checks':>16}: {coverage_line(checks)}", highlight=False)
+
+
+def documents(
+    settings: Settings, *, opened: Callable[[Settings], AbstractContextManager[Store]]
+) -> list[StoredDocument]:
+    """Every stored document: `docs list` (its --json is each one's ``as_dict()``)."""
+    with opened(settings) as store, store.connect() as conn:
+        return list_documents(conn)
+
+
+def document_details(
+    settings: Settings, ref: str, *, opened: Callable[[Settings], AbstractContextManager[Store]]
+) -> dict[str, Any]:
+    """One document in detail, as `docs show --json` prints it; an unknown ``ref`` is a
+    usage error."""
+    with opened(settings) as store, store.connect() as conn:
+        doc = get_document(conn, ref)
+        aliases = document_aliases(conn, doc.id) if doc is not None else []
+        calendar = document_calendar(conn, doc.id) if doc is not None else None
+        checks = check_coverage(conn, doc.id) if doc is not None else {}
+    if doc is None:
+        raise UsageError(f"no document {ref!r}", hint="see `finrag docs list`")
+    return {
+        **doc.as_dict(),
+        "company_aliases": aliases,
+        "fiscal_calendar": calendar.describe() if calendar else None,
+        "fact_checks": checks,
+    }
 
 
 @app.command("rm")

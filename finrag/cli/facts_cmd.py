@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import csv
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from finrag.cli.conventions import nothing_found
-from finrag.cli.derived_view import show_derived
+from finrag.cli.derived_view import derived_dict, show_derived
 from finrag.cli.render import Column, err, print_json, print_table
+from finrag.cli.report import Report
 from finrag.cli.state import app_state
-from finrag.db import open_store
+from finrag.config import Settings
+from finrag.db import Store, open_store
 from finrag.db.companies import require_company
-from finrag.errors import UsageError
-from finrag.facts.derived import PeriodArithmetic
-from finrag.facts.dictionary import metric
+from finrag.errors import NothingFound, UsageError
+from finrag.facts.derived import Derived, DerivedGap, PeriodArithmetic
+from finrag.facts.dictionary import Metric, metric
 from finrag.facts.lookup import metric_values
 from finrag.facts.statements import STATEMENT_NAMES, StatementView, statement_view
 from finrag.facts.store import company_calendars
@@ -76,6 +80,63 @@ def facts_command(
 ) -> None:
     """A company's statement as line items by period, or one line item (--metric), each
     value traceable to its document and page."""
+    settings = app_state(ctx).settings
+    outcome = facts_outcome(
+        settings,
+        company,
+        opened=open_store,
+        statement=statement,
+        year=year,
+        quarter=quarter,
+        metric_name=metric_name,
+        ttm=ttm,
+        quarterly=quarterly,
+    )
+    if not as_json:
+        for line in outcome.calendar.lines():  # on stderr: the table and CSV stay as they are
+            err.print(line, style="dim", highlight=False)
+    if as_json:
+        print_json(outcome.report.data)
+    elif outcome.derived is not None:
+        show_derived(
+            outcome.company, outcome.metric, outcome.derived, ttm=ttm, as_json=False, as_csv=as_csv
+        )
+    elif outcome.values is not None:
+        _show_metric(outcome.company, outcome.metric, outcome.values, as_csv=as_csv)
+    elif outcome.view is not None and as_csv:
+        _write_csv(outcome.view)
+    elif outcome.view is not None and outcome.view.rows:
+        _print_statement(outcome.view)
+    outcome.report.finish()
+
+
+@dataclass
+class FactsOutcome:
+    """What `facts` found: one of a derived series, a metric's values or a statement."""
+
+    company: str
+    calendar: Any  # the company's fiscal calendar (facts.store.company_calendars)
+    report: Report  # the JSON of --json, and how the command ends
+    metric: Metric | None = None
+    derived: list[Derived | DerivedGap] | None = None
+    values: list | None = None
+    view: StatementView | None = None
+
+
+def facts_outcome(
+    settings: Settings,
+    company: str,
+    *,
+    opened: Callable[[Settings], AbstractContextManager[Store]],
+    statement: str = "income",
+    year: int | None = None,
+    quarter: int | None = None,
+    metric_name: str | None = None,
+    ttm: bool = False,
+    quarterly: bool = False,
+) -> FactsOutcome:
+    """`facts` apart from its printing, for the CLI and the local API alike: the options
+    are the command's, by name."""
     chosen = metric(metric_name) if metric_name else None  # unknown names: close matches
     if (ttm or quarterly) and (chosen is None or chosen.period != "duration" or ttm == quarterly):
         raise UsageError(
@@ -86,29 +147,38 @@ def facts_command(
         raise UsageError(
             f"unknown statement {statement!r}", hint=f"one of: {', '.join(STATEMENT_NAMES)}"
         )
-    with open_store(app_state(ctx).settings) as store, store.connect() as conn:
+    with opened(settings) as store, store.connect() as conn:
         company_id, name, _ = require_company(conn, company)
         calendar = company_calendars(conn, company_id)
-        if not as_json:
-            for line in calendar.lines():  # on stderr: the table and CSV stay as they are
-                err.print(line, style="dim", highlight=False)
         if chosen is not None and (ttm or quarterly):
             arithmetic = PeriodArithmetic(conn, company_id)
             found = arithmetic.ttms(chosen) if ttm else arithmetic.quarters(chosen)
             wanted = [d for d in found if year is None or f"FY{year} " in f"{d.period} "]
-            show_derived(name, chosen, wanted, ttm=ttm, as_json=as_json, as_csv=as_csv)
+            report = Report(derived_dict(name, chosen, wanted, ttm=ttm))
             if not wanted:
                 what = "trailing twelve months" if ttm else "quarters"
-                nothing_found(
+                report.problem = NothingFound(
                     f"no {chosen.display.lower()} for {name} to derive {what} from", _NONE_HINT
                 )
-            return
+            return FactsOutcome(name, calendar, report, metric=chosen, derived=wanted)
         if chosen is not None:
             values = metric_values(
                 conn, company_id, chosen, fiscal_year=year, fiscal_quarter=quarter
             )
-            _show_metric(name, chosen, values, as_json=as_json, as_csv=as_csv, calendar=calendar)
-            return
+            report = Report(
+                {
+                    "company": name,
+                    "metric": chosen.name,
+                    "display": chosen.display,
+                    "values": [v.as_dict() for v in values],
+                    "calendar": calendar.as_dict() if calendar else None,
+                }
+            )
+            if not values:
+                report.problem = NothingFound(
+                    f"no {chosen.display.lower()} for {name} in the store's facts", _NONE_HINT
+                )
+            return FactsOutcome(name, calendar, report, metric=chosen, values=values)
         view = statement_view(
             conn,
             company_id,
@@ -117,33 +187,17 @@ def facts_command(
             fiscal_year=year,
             fiscal_quarter=quarter,
         )
-    if as_json:
-        print_json({**view.as_dict(), "calendar": calendar.as_dict()})
-    elif as_csv:
-        _write_csv(view)
-    elif view.rows:
-        _print_statement(view)
+    report = Report({**view.as_dict(), "calendar": calendar.as_dict()})
     if not view.rows:
-        nothing_found(
+        report.problem = NothingFound(
             f"no {statement} statement facts for {name}" + (f" in FY{year}" if year else ""),
             hint=_NONE_HINT,
         )
+    return FactsOutcome(name, calendar, report, view=view)
 
 
-def _show_metric(
-    company: str, chosen, values, *, as_json: bool, as_csv: bool, calendar=None
-) -> None:
-    if as_json:
-        print_json(
-            {
-                "company": company,
-                "metric": chosen.name,
-                "display": chosen.display,
-                "values": [v.as_dict() for v in values],
-                "calendar": calendar.as_dict() if calendar else None,
-            }
-        )
-    elif as_csv:
+def _show_metric(company: str, chosen: Metric, values: list, *, as_csv: bool) -> None:
+    if as_csv:
         rows = [v.as_dict() for v in values]
         writer = csv.DictWriter(
             sys.stdout, fieldnames=["company", *(rows[0] if rows else ["metric", "period"])]
@@ -151,10 +205,9 @@ def _show_metric(
         writer.writeheader()
         for row in rows:
             writer.writerow({"company": company, **row})
-    if not values:
-        nothing_found(f"no {chosen.display.lower()} for {company} in the store's facts", _NONE_HINT)
-    if as_json or as_csv:
         return
+    if not values:
+        return  # the command says "nothing found" (exit 7)
     rows = []
     for v in values:
         fact = v.fact

@@ -8,7 +8,8 @@ import csv
 import re
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,11 +17,11 @@ import click
 import typer
 from rich.text import Text
 
-from finrag.cli.conventions import nothing_found
 from finrag.cli.render import Column, err, out, print_json, print_notes, print_table
 from finrag.cli.state import app_state
+from finrag.config import Settings
 from finrag.db import Store, open_store
-from finrag.errors import UsageError
+from finrag.errors import NothingFound, UsageError
 from finrag.facts.charts import build_series, format_value, png_chart, terminal_chart
 from finrag.facts.kpi import KpiGap, KpiValue
 from finrag.facts.kpi_insights import Insight, report_insights
@@ -91,16 +92,17 @@ def kpi_command(
         raise UsageError("--json and --csv are two formats: choose one")
     if chart and (as_json or as_csv):
         raise UsageError("--chart prints text beside the table", hint="use --png with --json/--csv")
-    chosen = choose_kpis(kpi_names)
-    span = parse_years(years)
-    with (
-        open_store(app_state(ctx).settings) as store,
-        store.connect() as conn,
-        _spinner("computing KPIs"),
-    ):
-        report = kpi_report(conn, companies, chosen, span, quarterly=quarterly)
+    with _spinner("computing KPIs"):
+        report = kpi_outcome(
+            app_state(ctx).settings,
+            companies,
+            opened=open_store,
+            years=years,
+            quarterly=quarterly,
+            kpi_names=kpi_names,
+        )
     if as_json:
-        print_json(_json(report, insights=insights))
+        print_json(kpi_json(report, insights=insights))
     elif as_csv:
         _write_csv(report)
     else:
@@ -110,7 +112,7 @@ def kpi_command(
     _finish(report, chart=chart, png=png)
 
 
-def _json(report: KpiReport, *, insights: bool) -> dict[str, Any]:
+def kpi_json(report: KpiReport, *, insights: bool = True) -> dict[str, Any]:
     data = report.as_dict()
     if insights:
         data["insights"] = [i.as_dict() for i in report_insights(report)]
@@ -140,6 +142,33 @@ def print_insights(report: KpiReport, found: list[Insight]) -> None:
                 out.print(Text("  " + " ".join(said)))
 
 
+def kpi_outcome(
+    settings: Settings,
+    companies: list[str],
+    *,
+    opened: Callable[[Settings], AbstractContextManager[Store]],
+    years: str | None = None,
+    quarterly: bool = False,
+    kpi_names: list[str] | None = None,
+) -> KpiReport:
+    """`kpi` apart from its printing, for the CLI and the local API alike: the options
+    are the command's, by name. Its ``as_dict()`` is what --json prints."""
+    chosen = choose_kpis(kpi_names)
+    span = parse_years(years)
+    with opened(settings) as store, store.connect() as conn:
+        return kpi_report(conn, companies, chosen, span, quarterly=quarterly)
+
+
+def kpi_problem(report: KpiReport) -> NothingFound | None:
+    """How `kpi` ends when nothing was computed: exit 7, saying why."""
+    if report.computed:
+        return None
+    return NothingFound(
+        f"no KPI computed: {why_none(report)}",
+        hint="`finrag facts COMPANY` shows the statement figures stored",
+    )
+
+
 def chat_kpi(store: Store, line: str, *, as_json: bool) -> dict[str, Any] | None:
     """`/kpi COMPANY... [--kpi NAME] [--years A-B] [--quarterly] [--chart] [--png PATH]`
     in chat: the tables (and charts) printed, or with ``as_json`` the report returned."""
@@ -157,7 +186,7 @@ def chat_kpi(store: Store, line: str, *, as_json: bool) -> dict[str, Any] | None
     with store.connect() as conn, _spinner("computing KPIs"):
         report = kpi_report(conn, params["companies"], chosen, span, quarterly=params["quarterly"])
     if as_json:
-        return _json(report, insights=params["insights"])
+        return kpi_json(report, insights=params["insights"])
     _print_tables(report)
     if params["insights"]:
         print_insights(report, report_insights(report))
@@ -196,11 +225,8 @@ def _finish(report: KpiReport, *, chart: bool, png: Path | None) -> None:
         _print_chart(report)
     if png is not None:
         _write_png(report, png)
-    if report.computed == 0:
-        nothing_found(
-            f"no KPI computed: {why_none(report)}",
-            hint="`finrag facts COMPANY` shows the statement figures stored",
-        )
+    if (problem := kpi_problem(report)) is not None:
+        raise problem
 
 
 def parse_years(text: str | None) -> tuple[int, int] | None:

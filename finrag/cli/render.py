@@ -39,8 +39,14 @@ def warn(message: str | Text) -> None:
 
 def print_json(data: Any) -> None:
     """JSON on stdout, never styled, one document per call."""
-    sys.stdout.write(json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_text(data) + "\n")
     sys.stdout.flush()
+
+
+def json_text(data: Any, *, indent: int | None = 2) -> str:
+    """``data`` as --json writes it (dates, decimals and paths as strings); the local API
+    sends the same text."""
+    return json.dumps(data, indent=indent, default=str, ensure_ascii=False)
 
 
 STATUS_STYLE = {"ok": "green", "warn": "yellow", "fail": "bold red", "skip": "dim"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Annotated
@@ -10,14 +12,16 @@ import typer
 from rich.padding import Padding
 from rich.text import Text
 
-from finrag.cli.conventions import nothing_found
 from finrag.cli.inputs import clean_option, question_text
 from finrag.cli.options import CompanyOption, FormOption, QuarterOption, YearOption
 from finrag.cli.progress import Activity
 from finrag.cli.render import err, out, print_json, print_table, warn
+from finrag.cli.report import Report
 from finrag.cli.snippets import query_terms, snippet
 from finrag.cli.state import app_state, with_options
-from finrag.db import open_store
+from finrag.config import Settings
+from finrag.db import Store, open_store
+from finrag.errors import NothingFound
 from finrag.refs import document_fields, page_ref
 from finrag.retrieve import Hit, Retriever, SearchResult, Variant
 from finrag.retrieve.pages import PageHit
@@ -52,46 +56,82 @@ def search_command(
 ) -> None:
     """Hybrid (vector + full-text) search with filters read from the question."""
     question = question_text(question)
-    company, form = clean_option(company), clean_option(form)
-    settings = with_options(app_state(ctx).settings, "retrieve", fusion=fusion, reranker=reranker)
-    chosen = Variant.parse(variant) if variant else None
-    with Activity("opening the store"):
-        store = open_store(settings)
-    try:
-        with Activity("searching"):
-            result = Retriever(store, settings).retrieve(
-                question,
-                k=k,
-                variant=chosen,
-                overrides={"company": company, "year": year, "quarter": quarter, "form": form},
-            )
-    finally:
-        store.close()
-    dropped = result.widened_words()
-    if dropped and strict_filters:
-        if as_json:
-            print_json({"question": question, **result_dict(result), "hits": []})
-        nothing_found(
-            f"no filing matches {' and '.join(dropped)}, and --strict-filters keeps "
-            f"{'that filter' if len(dropped) == 1 else 'those filters'}",
-            hint="`finrag docs list` shows what the store holds; without --strict-filters "
-            "the search drops the filter and says so",
+    settings = app_state(ctx).settings
+    with Activity("searching"):
+        result, report = search_report(
+            settings,
+            question,
+            opened=open_store,
+            k=k,
+            company=company,
+            year=year,
+            quarter=quarter,
+            form=form,
+            fusion=fusion,
+            reranker=reranker,
+            variant=variant,
+            strict_filters=strict_filters,
         )
-    if dropped:
+    dropped = result.widened_words()
+    if dropped and not strict_filters:
         warn(
             f"warning: no filing matches {' and '.join(dropped)}: searched without "
             f"{'that filter' if len(dropped) == 1 else 'those filters'} "
             "(--strict-filters fails instead)"
         )
     if as_json:
-        print_json({"question": question, **result_dict(result)})
-    elif result.hits:
+        print_json(report.data)
+    elif result.hits and report.problem is None:
         _print_result(result, question)
+    report.finish()
+
+
+def search_report(
+    settings: Settings,
+    question: str,
+    *,
+    opened: Callable[[Settings], AbstractContextManager[Store]],
+    k: int | None = None,
+    company: str | None = None,
+    year: int | None = None,
+    quarter: int | None = None,
+    form: str | None = None,
+    fusion: str | None = None,
+    reranker: str | None = None,
+    variant: str | None = None,
+    strict_filters: bool = False,
+) -> tuple[SearchResult, Report]:
+    """`search` apart from its printing, for the CLI and the local API alike: the result,
+    and the JSON of --json with how the command ends. The options are the command's."""
+    question = question_text(question)
+    company, form = clean_option(company), clean_option(form)
+    settings = with_options(settings, "retrieve", fusion=fusion, reranker=reranker)
+    chosen = Variant.parse(variant) if variant else None
+    with opened(settings) as store:
+        result = Retriever(store, settings).retrieve(
+            question,
+            k=k,
+            variant=chosen,
+            overrides={"company": company, "year": year, "quarter": quarter, "form": form},
+        )
+    dropped = result.widened_words()
+    if dropped and strict_filters:
+        return result, Report(
+            {"question": question, **result_dict(result), "hits": []},
+            NothingFound(
+                f"no filing matches {' and '.join(dropped)}, and --strict-filters keeps "
+                f"{'that filter' if len(dropped) == 1 else 'those filters'}",
+                hint="`finrag docs list` shows what the store holds; without --strict-filters "
+                "the search drops the filter and says so",
+            ),
+        )
+    report = Report({"question": question, **result_dict(result)})
     if not result.hits:
-        nothing_found(
+        report.problem = NothingFound(
             "no stored passage matches the question",
             hint="`finrag docs list` shows what the store holds; `finrag ingest PATH` adds filings",
         )
+    return result, report
 
 
 def filters_words(result: SearchResult) -> str:

@@ -171,6 +171,12 @@ def stop_model_calls_on_signals(*signums: int) -> None:
     threading.Thread(target=_watch, args=(reader,), daemon=True, name="finrag-signals").start()
 
 
+def finish_model_calls_on_signals(*signums: int) -> None:
+    """Undo :func:`stop_model_calls_on_signals` for these signals: a server stopping
+    gracefully lets the model call of a request in flight finish."""
+    _watched.difference_update(signums)
+
+
 def _watch(reader: socket.socket) -> None:
     while data := reader.recv(64):  # one byte per signal: its number
         if _watched.intersection(data):
