@@ -15,7 +15,7 @@ from finrag.answer.safety import declined_answer
 from finrag.answer.status import FOUND_IN_SOURCE, UNSUPPORTED, VERIFIED, WORDS
 from finrag.cli.conventions import nothing_found
 from finrag.cli.inputs import clean_option, question_text
-from finrag.cli.options import CompanyOption, FormOption, QuarterOption, YearOption
+from finrag.cli.options import CompanyOption, FormOption, ModeOption, QuarterOption, YearOption
 from finrag.cli.persona_view import (
     PersonaOption,
     persona_markdown,
@@ -25,7 +25,7 @@ from finrag.cli.persona_view import (
 )
 from finrag.cli.progress import Activity
 from finrag.cli.render import err, out, print_error, print_json, warn
-from finrag.cli.state import app_state, with_options
+from finrag.cli.state import app_state, with_mode_option, with_options
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
 from finrag.llm import crashed_model
@@ -73,6 +73,7 @@ def ask_command(
         ),
     ] = False,
     persona: PersonaOption = None,
+    mode: ModeOption = None,
     strict: Annotated[
         bool,
         typer.Option(
@@ -121,7 +122,8 @@ def ask_command(
         output_format = "json"
     question = question_text(question)
     company, form = clean_option(company), clean_option(form)
-    settings = with_options(app_state(ctx).settings, "llm", backend=backend, timeout_s=timeout)
+    settings = with_mode_option(app_state(ctx).settings, mode)
+    settings = with_options(settings, "llm", backend=backend, timeout_s=timeout)
     settings = with_options(settings, "answer", use_llm=False if no_llm else None)
     settings = with_options(settings, "answer", persona=persona_name(persona) or persona)
     # Only a crash during this command is this command's (a library caller, or a test

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
-from finrag.config import Settings, load_settings
+from finrag.config import Settings, load_settings, with_mode
 from finrag.errors import UsageError
 from finrag.files import check_home
 
@@ -52,3 +52,8 @@ def with_options(settings: Settings, section: str, **changes: Any) -> Settings:
             hint="see the command's --help",
         ) from None
     return settings.model_copy(update={section: updated})
+
+
+def with_mode_option(settings: Settings, mode: str | None) -> Settings:
+    """``settings`` under ``--mode`` (None: as configured); explicit settings stay."""
+    return settings if mode is None else with_mode(settings, mode.strip().lower())
