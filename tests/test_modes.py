@@ -172,3 +172,29 @@ def test_compare_runs_each_mode_with_its_settings(facts_db: str, tmp_path: Path)
     assert "Ranking" not in outputs[: calls_after["mode:balanced"]]
     assert fast.results[0].route == "facts" and fast.results[0].auto_correct is True
     assert (tmp_path / "out" / "mode-fast").is_dir()
+
+
+def test_ask_mode_flag_yields_to_explicit_settings(facts_db: str, tmp_path: Path) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text("[]")  # a model call fails: the facts answer keeps its template, says so
+    env = clean_env(
+        FINRAG_DATABASE_URL=facts_db,
+        FINRAG_EMBED__BACKEND="hash",
+        FINRAG_LLM__BACKEND="fake",
+        FINRAG_LLM__FAKE_SCRIPT=str(script),
+        FINRAG_ANSWER__CACHE="false",
+    )
+    question = ROUTED[0]["question"]
+
+    def model_called(extra: dict[str, str], mode: str) -> bool:
+        shown = run_finrag("ask", question, "--mode", mode, "--json", env={**env, **extra})
+        assert shown.returncode == 0, shown.stderr
+        answer = json.loads(shown.stdout)
+        assert answer["route"] == "facts"
+        return any("could not phrase" in flag for flag in answer["flags"])
+
+    assert not model_called({}, "fast")  # fast: no model phrasing
+    assert model_called({}, "precise")
+    assert not model_called({"FINRAG_ANSWER__USE_LLM": "false"}, "precise")  # explicit wins
+    bad = run_finrag("ask", question, "--mode", "thorough", env=env)
+    assert bad.returncode == 2 and "unknown mode" in bad.stderr
