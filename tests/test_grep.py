@@ -220,3 +220,5 @@ def test_cli_json_csv_and_exit_codes(grep_home: Path) -> None:
     assert unknown.returncode == 2 and "no company" in unknown.stderr
     two = run_finrag("grep", "sales", "--regex", "sales", env=env)
     assert two.returncode == 2 and "one of PHRASE" in two.stderr
+    within = run_finrag("grep", "sales", "--within", "3", env=env)
+    assert within.returncode == 2 and "--near" in within.stderr

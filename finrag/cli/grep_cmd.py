@@ -55,14 +55,14 @@ def grep_command(
         ),
     ] = None,
     within: Annotated[
-        str,
+        str | None,
         typer.Option(
             "--within",
             metavar="N|SENTENCE",
             help="With --near: at most N words between the two, or 'sentence': in one "
-            "sentence (a table row, a heading).",
+            "sentence (a table row, a heading). Default: 10.",
         ),
-    ] = "10",
+    ] = None,
     company: CompanyOption = None,
     year: YearOption = None,
     quarter: QuarterOption = None,
@@ -96,11 +96,11 @@ def grep_command(
         print_json(result.as_dict())
     elif as_csv:
         _write_csv(result, counts_only)
-    elif counts_only:
+    elif counts_only and result.hits:
         _print_counts(result.counts)
-    else:
+    elif result.hits:
         _print_hits(result)
-        if out.is_terminal and result.hits:
+        if out.is_terminal:
             _print_counts(result.counts)
     pages = len({(h.document_id, h.page_start) for h in result.hits})
     filings = len({h.document_id for h in result.hits})
@@ -119,7 +119,7 @@ def _query(
     phrase: str | None,
     regex: str | None,
     near: tuple[str, str] | None,
-    within: str,
+    within: str | None,
     case_sensitive: bool,
 ) -> GrepQuery:
     given = [
@@ -131,6 +131,9 @@ def _query(
             + (f" (got {' and '.join(given)})" if given else ""),
             hint='e.g. finrag grep "going concern"',
         )
+    if within is not None and not near:
+        raise UsageError("--within goes with --near A B", hint="a phrase is matched as written")
+    within = "10" if within is None else within
     words: int | None
     if within.strip().lower() == "sentence":
         words = None
