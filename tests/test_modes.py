@@ -198,3 +198,13 @@ def test_ask_mode_flag_yields_to_explicit_settings(facts_db: str, tmp_path: Path
     assert not model_called({"FINRAG_ANSWER__USE_LLM": "false"}, "precise")  # explicit wins
     bad = run_finrag("ask", question, "--mode", "thorough", env=env)
     assert bad.returncode == 2 and "unknown mode" in bad.stderr
+
+
+def test_no_llm_drops_a_modes_llm_reranker_but_not_an_explicit_one() -> None:
+    from finrag.cli.state import without_model
+
+    precise = without_model(with_mode(load_settings(), "precise"))
+    assert precise.answer.use_llm is False and precise.retrieve.reranker == "none"
+    assert precise.answer.k == 10  # the rest of the mode stays
+    asked = without_model(with_mode(load_settings(retrieve={"reranker": "llm"}), "fast"))
+    assert asked.retrieve.reranker == "llm"

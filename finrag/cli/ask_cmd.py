@@ -25,7 +25,7 @@ from finrag.cli.persona_view import (
 )
 from finrag.cli.progress import Activity
 from finrag.cli.render import err, out, print_error, print_json, warn
-from finrag.cli.state import app_state, with_mode_option, with_options
+from finrag.cli.state import app_state, with_mode_option, with_options, without_model
 from finrag.db import open_store
 from finrag.errors import ExitCode, UsageError
 from finrag.llm import crashed_model
@@ -124,7 +124,7 @@ def ask_command(
     company, form = clean_option(company), clean_option(form)
     settings = with_mode_option(app_state(ctx).settings, mode)
     settings = with_options(settings, "llm", backend=backend, timeout_s=timeout)
-    settings = with_options(settings, "answer", use_llm=False if no_llm else None)
+    settings = without_model(settings) if no_llm else settings
     settings = with_options(settings, "answer", persona=persona_name(persona) or persona)
     # Only a crash during this command is this command's (a library caller, or a test
     # runner, may have seen an earlier one in the same process).

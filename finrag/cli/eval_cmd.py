@@ -17,7 +17,7 @@ from rich.progress import (
 
 from finrag.cli.options import ModeOption
 from finrag.cli.render import Column, err, print_json, print_table
-from finrag.cli.state import app_state, with_mode_option, with_options
+from finrag.cli.state import app_state, with_mode_option, with_options, without_model
 from finrag.db import open_store
 from finrag.errors import UsageError
 from finrag.evaluate.answer_compare import (
@@ -175,7 +175,7 @@ def answers_command(
     refusals, latency and tokens, per question, by route and question type, overall."""
     settings = with_mode_option(app_state(ctx).settings, mode)
     settings = with_options(settings, "llm", backend=backend)
-    settings = with_options(settings, "answer", use_llm=False if no_llm else None)
+    settings = without_model(settings) if no_llm else settings
     variants = parse_variants(compare) if compare is not None else None
     if variants and no_llm:
         raise UsageError(

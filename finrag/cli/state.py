@@ -57,3 +57,12 @@ def with_options(settings: Settings, section: str, **changes: Any) -> Settings:
 def with_mode_option(settings: Settings, mode: str | None) -> Settings:
     """``settings`` under ``--mode`` (None: as configured); explicit settings stay."""
     return settings if mode is None else with_mode(settings, mode.strip().lower())
+
+
+def without_model(settings: Settings) -> Settings:
+    """--no-llm: answer.use_llm off, and a mode's LLM reranker with it (--mode precise
+    --no-llm calls no model); a reranker set explicitly stays, as asked."""
+    settings = with_options(settings, "answer", use_llm=False)
+    if settings.retrieve.reranker == "llm" and "retrieve.reranker" not in settings.explicit:
+        settings = with_options(settings, "retrieve", reranker="none")
+    return settings
