@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -252,6 +260,14 @@ class AnswerSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    mode: Literal["fast", "balanced", "precise"] = Field(
+        "balanced",
+        description="A preset of the settings in MODES (`config show` marks what it set): "
+        "fast: no reranker, no model call (template and excerpts), 3 chunks; balanced: the "
+        "defaults; precise: the LLM reranker, 10 chunks, 8 quotes. A setting given in the "
+        "config file, the environment or a flag wins over the mode.",
+    )
+
     k: int = Field(6, ge=1, le=40, description="Chunks given to the model as context.")
     min_relevance: float = Field(
         0.40,
@@ -421,6 +437,14 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model.")
     serve: ServeSettings = Field(default_factory=ServeSettings, description="Local HTTP API.")
 
+    # The settings ("answer.k") a source gave (the file, the environment, an override):
+    # a mode leaves them as given.
+    _explicit: frozenset[str] = PrivateAttr(default_factory=frozenset)
+
+    @property
+    def explicit(self) -> frozenset[str]:
+        return self._explicit
+
     @property
     def pgdata(self) -> Path:
         return self.home / "pgdata"
@@ -432,6 +456,45 @@ class Settings(BaseSettings):
     @property
     def cache_dir(self) -> Path:
         return self.home / "cache"
+
+
+# What each answer.mode sets, over the defaults; a setting given explicitly wins. Only
+# settings that exist: the chat graph's verify, retry and decomposition have none (they
+# always run in `chat`, never in `ask`).
+MODES: dict[str, dict[str, Any]] = {
+    "fast": {
+        "retrieve.reranker": "none",
+        "answer.use_llm": False,
+        "answer.k": 3,
+        "answer.evidence": 3,
+    },
+    "balanced": {},
+    "precise": {
+        "retrieve.reranker": "llm",
+        "answer.k": 10,
+        "answer.evidence": 8,
+    },
+}
+
+
+def with_mode(settings: Settings, mode: str) -> Settings:
+    """``settings`` under the preset ``mode``: each setting a mode may set takes this mode's
+    value (or its default, when this mode leaves it alone) unless a source gave it."""
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r}", hint=f"one of: {', '.join(MODES)}")
+    changes: dict[str, dict[str, Any]] = {"answer": {"mode": mode}}
+    for key in {k for preset in MODES.values() for k in preset}:
+        if key in settings.explicit:
+            continue
+        section, name = key.split(".")
+        field = type(getattr(settings, section)).model_fields[name]
+        value = MODES[mode].get(key, field.get_default(call_default_factory=True))
+        changes.setdefault(section, {})[name] = value
+    update = {
+        section: getattr(settings, section).model_copy(update=values)
+        for section, values in changes.items()
+    }
+    return settings.model_copy(update=update)
 
 
 # Fields whose default comes from a variable outside our prefix.
@@ -495,7 +558,7 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
                     hint=f"give a whole section as JSON, {name}='{{\"field\": value}}', "
                     f"or one field as {name}{ENV_NESTED_DELIMITER}FIELD=value",
                 ) from None
-        return Settings.model_validate(merged)
+        settings = Settings.model_validate(merged)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or '(root)'}: {err['msg']}"
@@ -507,6 +570,8 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         ) from None
     except ValueError as exc:  # TOML syntax errors surface as ValueError subclasses
         raise ConfigError(f"cannot read {path}: {exc}", hint="fix the TOML syntax") from None
+    settings._explicit = frozenset(_flatten(merged))
+    return with_mode(settings, settings.answer.mode)
 
 
 def unknown_env_vars(environ: dict[str, str] | None = None) -> dict[str, str | None]:
@@ -564,6 +629,8 @@ def explain_settings(settings: Settings, config_file: Path | None = None) -> lis
             foreign = _FOREIGN_ENV_DEFAULTS.get(key)
             if foreign and foreign in os.environ:
                 source = f"env {foreign}"
+            elif key in MODES[settings.answer.mode]:
+                source = f"mode {settings.answer.mode}"
         rows.append(SettingValue(key, value, source, description))
     return rows
 

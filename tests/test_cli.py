@@ -42,6 +42,7 @@ def test_help_lists_only_working_commands() -> None:
         "eval",
         "facts",
         "graph",
+        "grep",
         "ingest",
         "kpi",
         "market",

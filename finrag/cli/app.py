@@ -38,6 +38,7 @@ app = typer.Typer(
 COMMANDS: dict[str, tuple[str, str, bool]] = {
     "ingest": ("ingest_cmd", "ingest_command", False),
     "search": ("search_cmd", "search_command", False),
+    "grep": ("grep_cmd", "grep_command", False),
     "ask": ("ask_cmd", "ask_command", False),
     "chat": ("chat_cmd", "chat_command", False),
     "facts": ("facts_cmd", "facts_command", False),

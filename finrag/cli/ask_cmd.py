@@ -18,7 +18,7 @@ from finrag.answer.pipeline import Answer, Asker
 from finrag.answer.safety import declined_answer
 from finrag.answer.status import FOUND_IN_SOURCE, UNSUPPORTED, VERIFIED, WORDS
 from finrag.cli.inputs import clean_option, question_text
-from finrag.cli.options import CompanyOption, FormOption, QuarterOption, YearOption
+from finrag.cli.options import CompanyOption, FormOption, ModeOption, QuarterOption, YearOption
 from finrag.cli.persona_view import (
     PersonaOption,
     persona_markdown,
@@ -30,7 +30,7 @@ from finrag.cli.progress import Activity
 from finrag.cli.render import err, out, print_json, warn
 from finrag.cli.report import Report
 from finrag.cli.series_view import print_series_chart, write_series_png
-from finrag.cli.state import app_state, with_options
+from finrag.cli.state import app_state, with_mode_option, with_options, without_model
 from finrag.config import Settings
 from finrag.db import Store, open_store
 from finrag.errors import ExitCode, NothingFound, UsageError
@@ -80,6 +80,7 @@ def ask_command(
         ),
     ] = False,
     persona: PersonaOption = None,
+    mode: ModeOption = None,
     strict: Annotated[
         bool,
         typer.Option(
@@ -162,6 +163,7 @@ def ask_command(
             timeout=timeout,
             no_llm=no_llm,
             persona=persona,
+            mode=mode,
             strict=strict,
             strict_filters=strict_filters,
             no_cache=no_cache,
@@ -206,6 +208,7 @@ def ask_outcome(
     timeout: float | None = None,
     no_llm: bool = False,
     persona: str | None = None,
+    mode: str | None = None,
     strict: bool = False,
     strict_filters: bool = False,
     no_cache: bool = False,
@@ -215,8 +218,9 @@ def ask_outcome(
     server lends its own); ``on_event`` hears each stage, ``on_token`` each token."""
     question = question_text(question)
     company, form = clean_option(company), clean_option(form)
+    settings = with_mode_option(settings, mode)
     settings = with_options(settings, "llm", backend=backend, timeout_s=timeout)
-    settings = with_options(settings, "answer", use_llm=False if no_llm else None)
+    settings = without_model(settings) if no_llm else settings
     settings = with_options(settings, "answer", persona=persona_name(persona) or persona)
     tick = on_token or (lambda: None)
     # Only a crash during this command is this command's (a library caller, or a test

@@ -20,11 +20,12 @@ from finrag.cli.ask_cmd import print_calculations, print_citations, print_number
 from finrag.cli.chat_commands import run_command
 from finrag.cli.conventions import nothing_found
 from finrag.cli.inputs import clean_option, clean_text
+from finrag.cli.options import ModeOption
 from finrag.cli.persona_view import PersonaOption, print_persona
 from finrag.cli.progress import Activity, seconds_words
 from finrag.cli.render import err, out, print_error
 from finrag.cli.series_view import print_series_chart
-from finrag.cli.state import app_state, with_options
+from finrag.cli.state import app_state, with_mode_option, with_options
 from finrag.db import open_store
 from finrag.errors import FinragError, UsageError
 from finrag.files import FILE_MODE
@@ -52,10 +53,12 @@ def chat_command(
         bool, typer.Option("--json", help="With --input: one JSON object per turn on stdout.")
     ] = False,
     persona: PersonaOption = None,
+    mode: ModeOption = None,
 ) -> None:
     """Talk to your filings: follow-ups, clarifications, multi-company comparisons."""
     session = clean_option(session)
-    settings = with_options(app_state(ctx).settings, "llm", backend=backend)
+    settings = with_mode_option(app_state(ctx).settings, mode)
+    settings = with_options(settings, "llm", backend=backend)
     settings = with_options(settings, "answer", persona=persona_name(persona) or persona)
     if input_file is None and not sys.stdin.isatty():
         input_file = "-"

@@ -75,6 +75,14 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ('finrag search "gross margin" -c "Best Buy" -k 5', "top 5 pages of one company"),
         ('finrag search "inventory" -j | jq ".hits[0]"', "JSON for scripts"),
     ),
+    "grep": (
+        ('finrag grep "going concern"', "every filing and page that says it, with counts"),
+        (
+            'finrag grep --near "covenant*" "waiver*" --within sentence',
+            "two phrases in one sentence",
+        ),
+        ("finrag grep --regex 'material weakness(es)?' --counts --csv", "counts only, as CSV"),
+    ),
     "ask": (
         ('finrag ask "What was Best Buy\'s gross margin in Q2 FY2024?"', "a cited answer"),
         ('finrag ask "Best Buy revenue Q2 2024" --no-llm', "facts or excerpts, no model"),

@@ -16,11 +16,13 @@ from rich.progress import (
 )
 
 from finrag.cli.fundamentals_cmd import fundamentals_command
+from finrag.cli.options import ModeOption
 from finrag.cli.render import Column, err, print_json, print_table
-from finrag.cli.state import app_state, with_options
+from finrag.cli.state import app_state, with_mode_option, with_options, without_model
 from finrag.db import open_store
 from finrag.errors import UsageError
 from finrag.evaluate.answer_compare import (
+    MODE_VARIANTS,
     VARIANTS,
     Comparison,
     compare_answers,
@@ -153,7 +155,8 @@ def answers_command(
     compare: Annotated[
         str | None,
         typer.Option(
-            help=f"Configurations side by side in one run ({', '.join(VARIANTS)}), "
+            help=f"Configurations side by side in one run ({', '.join(VARIANTS)}, and the "
+            f"presets {', '.join(MODE_VARIANTS)}), "
             "comma-separated; each into its own subfolder of --out.",
         ),
     ] = None,
@@ -165,14 +168,16 @@ def answers_command(
             "get their excerpts and no answer (answer.use_llm off).",
         ),
     ] = False,
+    mode: ModeOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the whole report as JSON.")
     ] = False,
 ) -> None:
     """Answers: correctness (numeric-aware; optional LLM judge), citation validity,
     refusals, latency and tokens, per question, by route and question type, overall."""
-    settings = with_options(app_state(ctx).settings, "llm", backend=backend)
-    settings = with_options(settings, "answer", use_llm=False if no_llm else None)
+    settings = with_mode_option(app_state(ctx).settings, mode)
+    settings = with_options(settings, "llm", backend=backend)
+    settings = without_model(settings) if no_llm else settings
     variants = parse_variants(compare) if compare is not None else None
     if variants and no_llm:
         raise UsageError(

@@ -13,3 +13,12 @@ CompanyOption = Annotated[str | None, typer.Option(help="Only this company.")]
 YearOption = Annotated[int | None, typer.Option(help="Only this fiscal year.", min=1900, max=2200)]
 QuarterOption = Annotated[int | None, typer.Option(help="Only this quarter.", min=1, max=4)]
 FormOption = Annotated[str | None, typer.Option(help="Only this form (10-K, 10-Q...).")]
+ModeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--mode",
+        metavar="MODE",
+        help="fast, balanced or precise: a preset of settings (default: answer.mode; "
+        "`finrag config show --mode MODE` lists them); a setting given explicitly wins.",
+    ),
+]

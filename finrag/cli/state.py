@@ -9,7 +9,7 @@ from typing import Any
 import typer
 from pydantic import ValidationError
 
-from finrag.config import Settings, load_settings
+from finrag.config import Settings, load_settings, with_mode
 from finrag.errors import UsageError
 from finrag.files import check_home
 
@@ -52,3 +52,17 @@ def with_options(settings: Settings, section: str, **changes: Any) -> Settings:
             hint="see the command's --help",
         ) from None
     return settings.model_copy(update={section: updated})
+
+
+def with_mode_option(settings: Settings, mode: str | None) -> Settings:
+    """``settings`` under ``--mode`` (None: as configured); explicit settings stay."""
+    return settings if mode is None else with_mode(settings, mode.strip().lower())
+
+
+def without_model(settings: Settings) -> Settings:
+    """--no-llm: answer.use_llm off, and a mode's LLM reranker with it (--mode precise
+    --no-llm calls no model); a reranker set explicitly stays, as asked."""
+    settings = with_options(settings, "answer", use_llm=False)
+    if settings.retrieve.reranker == "llm" and "retrieve.reranker" not in settings.explicit:
+        settings = with_options(settings, "retrieve", reranker="none")
+    return settings

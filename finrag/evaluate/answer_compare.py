@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from finrag.answer.pipeline import Asker
-from finrag.config import Settings
+from finrag.config import MODES, Settings, with_mode
 from finrag.db import Store
 from finrag.errors import UsageError
 from finrag.evaluate.answer_report import breakdown_table, write_answer_report
@@ -40,21 +40,26 @@ VARIANTS: dict[str, dict[str, bool]] = {
     "facts+text:no-llm": {"facts_route": True, "use_llm": False},
     NAIVE: {},  # not finrag's pipeline: finrag.evaluate.naive
 }
+# The presets (answer.mode) as variants: mode:fast, mode:balanced, mode:precise; a setting
+# given explicitly (file, environment) stays as given in every one of them.
+MODE_VARIANTS = {f"mode:{mode}": mode for mode in MODES}
 
 
 def parse_variants(text: str) -> list[str]:
     """'text,facts+text' -> the names, in order; an unknown one is a usage error."""
     names = list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
-    unknown = [n for n in names if n not in VARIANTS]
+    unknown = [n for n in names if n not in VARIANTS and n not in MODE_VARIANTS]
     if unknown or not names:
         raise UsageError(
             f"--compare {text!r}: unknown variant {', '.join(unknown) or '(none given)'}",
-            hint=f"valid variants: {', '.join(VARIANTS)}",
+            hint=f"valid variants: {', '.join([*VARIANTS, *MODE_VARIANTS])}",
         )
     return names
 
 
 def variant_settings(settings: Settings, name: str) -> Settings:
+    if name in MODE_VARIANTS:
+        return with_mode(settings, MODE_VARIANTS[name])
     answer = settings.answer.model_copy(update=VARIANTS[name])
     return settings.model_copy(update={"answer": answer})
 
@@ -118,15 +123,22 @@ def compare_answers(
     on_question: Callable[[str, AnswerResult, bool], None] | None = None,
 ) -> Comparison:
     """Every variant over the same questions, each resumable in ``out_dir/<variant>``."""
-    needs_model = use_judge or any(VARIANTS[v].get("use_llm", True) for v in variants)
+    needs_model = use_judge or any(
+        v == NAIVE or variant_settings(settings, v).answer.use_llm for v in variants
+    )
     if llm is None and needs_model:
         llm = get_llm(settings)  # cheap: a model loads on its first chat
-    # One retriever for all: variants change only answer settings, and its embedder (and
-    # a reranker) would otherwise load once per variant.
+    # One retriever for each retrieval configuration (a mode may change the reranker), all
+    # with one embedder: it would otherwise load once per variant.
     retriever = Retriever(store, settings, llm=llm)
+    retrievers = {settings.retrieve.model_dump_json(): retriever}
     reports = {}
     for name in variants:
         chosen = variant_settings(settings, name)
+        key = chosen.retrieve.model_dump_json()
+        if key not in retrievers:
+            retrievers[key] = Retriever(store, chosen, embedder=retriever.embedder, llm=llm)
+        retriever = retrievers[key]
         asker = (
             NaiveAsker(store, chosen, llm=llm, retriever=retriever)
             if name == NAIVE
