@@ -306,8 +306,9 @@ LITIGATION_PAGES = [
     "Initech overview: we sell staplers to offices.",
     "We and our subsidiaries are party to a variety of litigation, claims and legal "
     "proceedings arising in the ordinary course of business.",
-    "Management believes, based on its review, that the final outcome of these legal "
-    "proceedings will not have a material adverse effect on our financial statements.",
+    "While the results of such proceedings cannot be predicted with certainty, management "
+    "believes that the final outcome of these legal proceedings will not have a material "
+    "adverse effect on our financial statements.",
 ]
 SETTLED = "In 2023 we recorded a charge of $1.2 billion to settle the stapler patent lawsuits."
 
@@ -336,8 +337,9 @@ def test_a_material_litigation_question_is_decided_by_the_filings_conclusion(
         assert answer.answer.startswith("Yes."), answer.answer
     else:
         assert answer.answer.startswith(
-            "No. The filing says: “Management believes, based on its review, that the final "
-            "outcome of these legal proceedings will not have a material adverse effect"
+            "No. The filing says: “While the results of such proceedings cannot be predicted "
+            "with certainty, management believes that the final outcome of these legal "
+            "proceedings will not have a material adverse effect"
         ), answer.answer
         assert answer.retrieval["evidence"]["decided"]
 

@@ -9,6 +9,7 @@ reason, and the text route answers instead: the route never guesses.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -44,6 +45,11 @@ from finrag.facts.statements import period_key
 from finrag.facts.store import query_facts
 
 FLAG = "answered from the facts store and the calculator"
+# A verdict a stated rule decides: its wording is the template's, never the model's (a
+# small model rewording "below one" wrote "indicating a healthy liquidity profile").
+RULED = "the verdict is a stated rule's: the template's words stand"
+NOT_APPLICABLE = "the measure does not apply to the company: the template's words stand"
+FIXED_WORDING = (RULED, NOT_APPLICABLE)
 
 
 @dataclass(frozen=True)
@@ -247,9 +253,13 @@ def _compose(
     text = " ".join(sentences)
     if plan.yes_no is not None:
         text = ("Yes. " if all(verdicts) else "No. ") + text
-    elif plan.rule is not None and (ruled := _verdict(plan, companies, figures)):
+    flags = [FLAG]
+    ruled = _verdict(plan, companies, figures) if plan.yes_no is None else None
+    if ruled is not None:
         text = ("Yes. " if ruled.holds else "No. ") + text + " " + ruled.because
-    answer = sources.answer(question, text, calculations, [FLAG])
+        calculations += _steps(plan, figures, sources)
+        flags.append(RULED)
+    answer = sources.answer(question, text, calculations, flags)
     answer.series = series
     return answer
 
@@ -319,13 +329,41 @@ def answer_inapplicable(
             f" Its income statement reports {label[:1].lower() + label[1:]} of "
             f"{amount_words(figure, plan)} {period_words(figure)} {sources.marks(figure)}."
         )
-    return sources.answer(question, text, [], [FLAG, "the measure does not apply"])
+    return sources.answer(question, text, [], [FLAG, NOT_APPLICABLE])
 
 
 def _activity(f: Figure) -> str:
     """'operating activities' for operating_cash_flow: the net flow named without the
     "provided by" / "used in" its label assumes, since its sign says which."""
     return f.measure.name.removesuffix("_cash_flow") + " activities"
+
+
+def _steps(plan: QuestionPlan, figures: list[Figure], sources: Sources) -> list:
+    """The year-to-year moves a consistency verdict states, as calculations on the rates
+    as stated (finrag.answer.verdicts.consistency_steps), each input cited."""
+    if plan.rule is None or not plan.rule.series:
+        return []
+    out = []
+    for measure in plan.measures:
+        mine = sorted(
+            (f for f in figures if f.measure == measure),
+            key=lambda f: (f.period.fiscal_year, f.period.fiscal_quarter or 0),
+        )
+        for old, new in itertools.pairwise(mine):
+            a, b = round(old.value, 1), round(new.value, 1)
+            inputs = [
+                {"text": f"{a}", "value": float(a), "sources": [sources.cite(v) for v in f.inputs]}
+                for f, a in ((old, a), (new, b))
+            ]
+            out.append(
+                calculate_outcome(
+                    f"change in {measure_words(measure)} from {old.period.label} to "
+                    f"{new.period.label}, as stated",
+                    f"{b} - {a}",
+                    inputs,
+                )
+            )
+    return out
 
 
 def _verdict(plan: QuestionPlan, companies: list[Company], figures: list[Figure]):

@@ -47,6 +47,7 @@ class Rule:
     extra: tuple[Measure, ...] = ()  # measures the rule reads beside the asked one
     series: bool = False  # reads consecutive fiscal years, not one
     band: Decimal = DEFAULT_BAND
+    asked: bool = False  # the band is the question's own
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,9 @@ def rule_for(key: str, measures: list[Measure]) -> Rule | None:
     if _LIQUIDITY.search(key) and names & {"quick_ratio", "current_ratio"}:
         return Rule("liquidity")
     if _CONSISTENT.search(key) and measures and all(m.unit == "percent" for m in measures):
-        band = Decimal(m[1]) if (m := _BAND.search(key)) else DEFAULT_BAND
-        return Rule("consistency", series=True, band=band)
+        if m := _BAND.search(key):
+            return Rule("consistency", series=True, band=Decimal(m[1]), asked=True)
+        return Rule("consistency", series=True)
     return None
 
 
@@ -78,10 +80,11 @@ def decide(rule: Rule, values: dict[str, list[tuple[str, Decimal]]]) -> Verdict 
         value = values[name][-1][1]
         words = name.replace("_", " ")
         holds = value >= 1
-        side = "at least" if holds else "below"
+        # The rule's own numbers in words: the answer's figures are all stored or computed.
+        side = "of one or more" if holds else "below one"
         return Verdict(
             holds,
-            f"A {words} of {side} 1.0 means the assets it counts "
+            f"A {words} {side} means the assets it counts "
             f"{'cover' if holds else 'do not cover'} current liabilities.",
         )
     if rule.name == "capital_intensity":
@@ -95,23 +98,30 @@ def decide(rule: Rule, values: dict[str, list[tuple[str, Decimal]]]) -> Verdict 
         return Verdict(
             holds,
             "A business is commonly called capital intensive when capital expenditure "
-            "exceeds about 10% of revenue or total assets exceed about twice revenue.",
+            "exceeds about a tenth of revenue or total assets exceed about twice revenue.",
         )
     if rule.name == "consistency":
         series = next(iter(values.values()), [])
         if len(series) < 2:
             return None
-        steps = [(a[0], b[0], b[1] - a[1]) for a, b in itertools.pairwise(series)]
+        steps = consistency_steps(series)
         widest = max(abs(d) for _, _, d in steps)
         moves = "; ".join(f"{a} to {b}: {_signed(d)} points" for a, b, d in steps)
         holds = widest <= rule.band
+        band = "the band the question sets" if rule.asked else "a band of two points"
         return Verdict(
             holds,
             f"Year to year it moved by at most {_fixed(widest, 1)} percentage points "
-            f"({moves}), {'within' if holds else 'outside'} a band of "
-            f"{_fixed(rule.band, 1)} points.",
+            f"({moves}), {'within' if holds else 'outside'} {band}.",
         )
     return None
+
+
+def consistency_steps(series: list[tuple[str, Decimal]]) -> list[tuple[str, str, Decimal]]:
+    """(from, to, change) between consecutive periods, of the rates as the answer states
+    them (one decimal), so each step is the difference of two printed figures."""
+    shown = [(label, round(value, 1)) for label, value in series]
+    return [(a[0], b[0], b[1] - a[1]) for a, b in itertools.pairwise(shown)]
 
 
 def _fixed(value: Decimal, places: int = 2) -> str:

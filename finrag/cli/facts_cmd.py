@@ -158,7 +158,7 @@ def facts_outcome(
             if not wanted:
                 what = "trailing twelve months" if ttm else "quarters"
                 report.problem = NothingFound(
-                    f"no {chosen.display.lower()} for {name} to derive {what} from", _NONE_HINT
+                    f"no {chosen.display.lower()} for {name} to derive {what} from", hint=_NONE_HINT
                 )
             return FactsOutcome(name, calendar, report, metric=chosen, derived=wanted)
         if chosen is not None:
@@ -176,7 +176,7 @@ def facts_outcome(
             )
             if not values:
                 report.problem = NothingFound(
-                    f"no {chosen.display.lower()} for {name} in the store's facts", _NONE_HINT
+                    f"no {chosen.display.lower()} for {name} in the store's facts", hint=_NONE_HINT
                 )
             return FactsOutcome(name, calendar, report, metric=chosen, values=values)
         view = statement_view(

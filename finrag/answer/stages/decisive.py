@@ -39,10 +39,12 @@ _NOT_MATERIAL = re.compile(
     r"(?:adverse|effect|impact)",
     re.I,
 )
-# "... cannot assure that it will not have a material adverse effect": no conclusion.
+# "... cannot assure that it will not have a material adverse effect": no conclusion. (A
+# conclusion may open on a caveat: "While the results cannot be predicted with certainty,
+# management believes that ... will not have a material adverse effect".)
 _HEDGED = re.compile(
-    r"\b(?:cannot|can ?not|no assurance|not assure|unable to (?:predict|estimate)|"
-    r"there can be)\b",
+    r"\b(?:cannot|can ?not|can't)\s+(?:assure|guarantee|be\s+(?:sure|certain)\s+that)|"
+    r"\bno\s+assurance|\bnot\s+assure|\bthere\s+can\s+be\s+no\b",
     re.I,
 )
 # A litigation outcome with an amount: a charge, accrual, settlement, verdict or payment.

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from finrag.answer.facts_route import FIXED_WORDING
 from finrag.answer.phrasing import phrase
 from finrag.answer.result import Answer
 from finrag.answer.routing import Route, choose_route
@@ -50,7 +51,7 @@ def facts_answer(
     answer = chosen.outcome.answer
     answer.retrieval = trace
     answer.timings["facts"] = chosen.seconds
-    if settings.answer.use_llm:
+    if settings.answer.use_llm and not any(f in answer.flags for f in FIXED_WORDING):
         t0 = time.perf_counter()
         try:
             llm = get_llm()
