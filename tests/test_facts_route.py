@@ -677,3 +677,13 @@ def test_a_balance_between_a_year_end_and_a_later_quarter_end(asker) -> None:
     assert answer.route == "facts", answer.retrieval
     assert answer.answer.startswith("Yes."), answer.answer
     assert "at the end of FY2023" in answer.answer and "at the end of FY2024 Q2" in answer.answer
+
+
+def test_a_wording_that_turns_the_movement_around_is_refused() -> None:
+    template = "No. Revenue went from $9,583 million [1] to $9,900 million [2], up 3.3%."
+    assert (
+        check_phrasing(template, "No. Revenue rose from $9,583 million [1] to $9,900 million [2].")
+        is None
+    )
+    turned = "No. Revenue fell from $9,583 million [1] to $9,900 million [2], 3.3%."
+    assert "went down" in check_phrasing(template, turned)

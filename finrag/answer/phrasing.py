@@ -89,7 +89,26 @@ def check_phrasing(template: str, text: str) -> str | None:
         return "its source labels differ"
     if yes_no_opening(template) != yes_no_opening(text):
         return "its Yes/No differs"
+    said, wrote = _directions(template), _directions(text)
+    if wrote - said:
+        # "fell from $12.03 to $19.83": the numbers right, the movement turned around.
+        return f"it says the figures went {' and '.join(sorted(wrote - said))}"
     return None
+
+
+_UP_WORDS = re.compile(
+    r"\b(?:up|rose|risen|rising|grew|grown|growing|increas\w*|higher|improv\w*|gain\w*)\b", re.I
+)
+_DOWN_WORDS = re.compile(
+    r"\b(?:down|fell|fallen|falling|declin\w*|decreas\w*|lower|drop\w*|shr[iu]nk\w*|"
+    r"deteriorat\w*)\b",
+    re.I,
+)
+
+
+def _directions(text: str) -> set[str]:
+    """Which ways a text says figures moved: 'up', 'down' or both."""
+    return {w for w, p in (("up", _UP_WORDS), ("down", _DOWN_WORDS)) if p.search(text)}
 
 
 def yes_no_opening(text: str) -> str | None:
