@@ -362,8 +362,15 @@ def _judge(fact: Fact, metric: Metric, tags: Sequence[Fact], score: Score, any_p
         and _same_abs(t.value, fact.value)
         and same_period(fact, t)
     ]
-    other = next((m for t in own if (m := match_concept(t.concept or "")) is not None), None)
-    if other is not None and other is not metric:
+    read = [match_concept(t.concept or "") for t in own]
+    other = next((m for m in read if m is not None), None)
+    # A printed PDF keeps no tag on its cells: matched on any page by value alone, a cell
+    # whose value several tags report (one of a concept no metric names) is not known to
+    # be the other metric's; counted unconfirmed, not wrong.
+    ambiguous = (
+        any_page and len({m.name if m else t.concept for m, t in zip(read, own, strict=True)}) > 1
+    )
+    if other is not None and other is not metric and not ambiguous:
         score.claims_wrong += 1
         score.note("claim: the cell is tagged another metric", f"{where}; tag {other.name}")
         return
