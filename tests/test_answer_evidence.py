@@ -332,7 +332,7 @@ def test_a_material_litigation_question_is_decided_by_the_filings_conclusion(
         return {"answerable": True, "decisive": n, "verdict": "Yes", "claims": [claim]}
 
     asker = Asker(store, settings, llm=FakeLLM([boilerplate_yes]))
-    answer = asker.ask("Has Initech reported any materially important legal battles in 2023?")
+    answer = asker.ask("Is Initech facing any material litigation in 2023?")
     if settled:  # a charge with an amount: the conclusion does not decide, the reading does
         assert answer.answer.startswith("Yes."), answer.answer
     else:

@@ -673,7 +673,9 @@ def test_a_question_naming_no_company_is_confined_to_the_one_its_periods_allow(a
 
 def test_a_balance_between_a_year_end_and_a_later_quarter_end(asker) -> None:
     ask, _ = asker
-    answer = ask.ask("Did Best Buy's cash and cash equivalents drop between FY2024 Q2 and FY 2023?")
+    answer = ask.ask(
+        "Did Best Buy's cash and cash equivalents fall from the end of FY 2023 to Q2 of FY2024?"
+    )
     assert answer.route == "facts", answer.retrieval
     assert answer.answer.startswith("Yes."), answer.answer
     assert "at the end of FY2023" in answer.answer and "at the end of FY2024 Q2" in answer.answer

@@ -201,7 +201,7 @@ def test_translating_formula_words(words: str, formula: str | None) -> None:
         ("What was Apple's revenue?", "names no fiscal year"),
         ("What was Apple's cash flow from investing in 2023?", "cash flow"),
         # a year's flow against a quarter's does not compare (a balance does: below)
-        ("Did revenue fall between FY 2023 and Q2 of FY2024?", "mixes"),
+        ("Did revenue fall from fiscal 2023 to Q2 of FY2024?", "mixes"),
         ("What was Apple's revenue / employees in 2023?", "line item"),
     ],
 )
@@ -285,7 +285,7 @@ def test_a_company_named_like_a_measure_is_the_company() -> None:
 
 
 def test_a_balance_compares_a_year_end_with_a_later_quarter_end() -> None:
-    found = plan("Was there any drop in cash between FY 2023 and Q2 of FY2024?")
+    found = plan("Did cash fall from the end of fiscal 2023 to Q2 of FY2024?")
     assert isinstance(found, QuestionPlan), found
     assert [p.label for p in found.periods] == ["FY2023", "FY2024 Q2"]
     assert (found.operation, found.yes_no) == ("change", "down")

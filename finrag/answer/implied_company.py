@@ -1,8 +1,8 @@
 """The company a question means when it names none.
 
-"Was there any drop in cash between FY2023 and Q2 of FY2024?" names no company. Searched
-across the whole store, it was answered from whichever filing ranked first, another
-company's included. When the store holds one company, or exactly one company whose
+A question about cash at the end of one fiscal year and of a later quarter may name no
+company. Searched across the whole store, it was answered from whichever filing ranked
+first, another company's included. When the store holds one company, or exactly one company whose
 filings cover every fiscal year (and the quarter) the question names, that company is
 meant: the question is confined to it and the answer says so. Otherwise nothing is
 implied and the question is read as before.

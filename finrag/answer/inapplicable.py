@@ -1,13 +1,13 @@
 """A measure the company's statements cannot give: said so, when the question allows it.
 
-"What drove X's gross margin? If gross margin is not a useful metric for a company like
-this, state that and explain why." A card issuer or a bank prints no cost of sales and no
-gross profit: its gross margin does not exist, and the model, handed excerpts about
-revenue, invents drivers for it. When the question itself allows the measure not to apply,
-and every way of computing it needs a line item the store holds for none of the company's
-periods while its statements are otherwise read (revenue or net income are held), the
-answer says the measure does not apply to the company and why, citing what its income
-statement does report.
+A question about a bank's gross margin may itself allow that the measure does not apply
+("say so if it is not a meaningful measure here"). A card issuer or a bank prints no cost
+of sales and no gross profit: its gross margin does not exist, and the model, handed
+excerpts about revenue, invents drivers for it. When the question itself allows the
+measure not to apply, and every way of computing it needs a line item the store holds for
+none of the company's periods while its statements are otherwise read (revenue or net
+income are held), the answer says the measure does not apply to the company and why,
+citing what its income statement does report.
 """
 
 from __future__ import annotations

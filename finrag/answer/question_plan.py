@@ -191,8 +191,9 @@ def plan_question(
             if _YES_NO.match(key) and (direction := _direction(key)) in ("up", "down"):
                 plan.yes_no = direction
             return plan
-        # "cash between FY2023 and Q2 of FY2024": a balance at a year's end against the
-        # later year's quarter end; flows of a year and of a quarter do not compare.
+        # "cash from the end of fiscal 2023 to Q2 of fiscal 2024": a balance at a year's
+        # end against the later year's quarter end; a year's and a quarter's flows do not
+        # compare.
         if len(set(years)) == 2 and all(_instant(m) for m in found):
             plan = QuestionPlan(
                 measures=found,
