@@ -180,29 +180,17 @@ def plan_question(
     if not years:
         return NoPlan(NO_YEAR)
     if quarter is not None and len(years) > 1:
+        first, last = min(years), max(years)
+        two = len(set(years)) == 2
         # "revenue from Q3 FY2024 to Q3 FY2025": the quarter named with each year, the
         # same quarter a year apart.
-        if len(set(years)) == 2 and len(_QUARTER_NAMED.findall(question)) >= 2:
-            plan = QuestionPlan(
-                measures=found,
-                periods=[Period(min(years), quarter), Period(max(years), quarter)],
-                operation="change",
-            )
-            if _YES_NO.match(key) and (direction := _direction(key)) in ("up", "down"):
-                plan.yes_no = direction
-            return plan
+        if two and len(_QUARTER_NAMED.findall(question)) >= 2:
+            return _change_plan(found, Period(first, quarter), Period(last, quarter), key)
         # "cash from the end of fiscal 2023 to Q2 of fiscal 2024": a balance at a year's
         # end against the later year's quarter end; a year's and a quarter's flows do not
         # compare.
-        if len(set(years)) == 2 and all(_instant(m) for m in found):
-            plan = QuestionPlan(
-                measures=found,
-                periods=[Period(min(years), None), Period(max(years), quarter)],
-                operation="change",
-            )
-            if _YES_NO.match(key) and (direction := _direction(key)) in ("up", "down"):
-                plan.yes_no = direction
-            return plan
+        if two and all(_instant(m) for m in found):
+            return _change_plan(found, Period(first, None), Period(last, quarter), key)
         return NoPlan("mixes fiscal years and a quarter")
     plan = QuestionPlan(measures=found, periods=[])
     yes_no = bool(_YES_NO.match(key))
@@ -302,6 +290,14 @@ def _ranked_activities(key: str, years: Sequence[int], quarter: int | None) -> Q
 _QUARTER_NAMED = re.compile(
     r"\bQ[1-4]\b|\b[1-4]Q\b|\b(?:first|second|third|fourth)\s+(?:fiscal\s+)?quarter\b", re.I
 )
+
+
+def _change_plan(found: list[Measure], old: Period, new: Period, key: str) -> QuestionPlan:
+    """A change between two periods, answered Yes or No when the question asks a way."""
+    plan = QuestionPlan(measures=found, periods=[old, new], operation="change")
+    if _YES_NO.match(key) and (direction := _direction(key)) in ("up", "down"):
+        plan.yes_no = direction
+    return plan
 
 
 def _instant(measure: Measure) -> bool:
