@@ -270,3 +270,12 @@ def test_a_measure_a_banks_statements_cannot_give_is_said_not_to_apply(ask, meas
     # Without the question's leave, a missing measure is no verdict on the company.
     plain = ask.ask(f"How did Harbor Trust's {measure} develop in FY2024?")
     assert "not a useful metric" not in plain.answer
+
+
+def test_a_question_after_volatility_is_answered_the_other_way_round(ask) -> None:
+    margins = [_kpi(ask, "Corner", "gross_margin", y) for y in (2022, 2023, 2024)]
+    shown = [round(m, 1) for m in margins]
+    within = max(abs(b - a) for a, b in itertools.pairwise(shown)) <= 2
+    answer = ask.ask("Did Corner Goods' gross margins fluctuate by more than 2% a year to FY2024?")
+    assert answer.route == "facts", answer.retrieval
+    assert answer.answer.startswith("No." if within else "Yes."), answer.answer

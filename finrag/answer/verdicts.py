@@ -29,6 +29,9 @@ from finrag.answer.formula_words import Measure
 _LIQUIDITY = re.compile(r"\b(?:healthy|strong|sound|reasonabl\w*|adequate|good)\b")
 _INTENSIVE = re.compile(r"\bcapital intensive\b|\bcapital intensity\b")
 _CONSISTENT = re.compile(r"\b(?:consistent|stable|steady|fluctuat\w*|volatil\w*)\b")
+# "Did its margins fluctuate more than 2%?" asks the opposite of "were they stable?":
+# unless the question also asks for consistency, the Yes is for moving outside the band.
+_STEADY = re.compile(r"\b(?:consistent|stable|steady)\b")
 # "(not fluctuating more than roughly 2% each year)": the band a question sets.
 _BAND = re.compile(
     r"\b(?:more than|over|above|beyond|exceed\w*|within|by)\s+(?:about |around |roughly |"
@@ -48,6 +51,7 @@ class Rule:
     series: bool = False  # reads consecutive fiscal years, not one
     band: Decimal = DEFAULT_BAND
     asked: bool = False  # the band is the question's own
+    volatility: bool = False  # Yes means it moved outside the band
 
 
 @dataclass(frozen=True)
@@ -64,9 +68,11 @@ def rule_for(key: str, measures: list[Measure]) -> Rule | None:
     if _LIQUIDITY.search(key) and names & {"quick_ratio", "current_ratio"}:
         return Rule("liquidity")
     if _CONSISTENT.search(key) and measures and all(m.unit == "percent" for m in measures):
+        volatility = not _STEADY.search(key)
         if m := _BAND.search(key):
-            return Rule("consistency", series=True, band=Decimal(m[1]), asked=True)
-        return Rule("consistency", series=True)
+            band = Decimal(m[1])
+            return Rule("consistency", series=True, band=band, asked=True, volatility=volatility)
+        return Rule("consistency", series=True, volatility=volatility)
     return None
 
 
@@ -107,12 +113,12 @@ def decide(rule: Rule, values: dict[str, list[tuple[str, Decimal]]]) -> Verdict 
         steps = consistency_steps(series)
         widest = max(abs(d) for _, _, d in steps)
         moves = "; ".join(f"{a} to {b}: {_signed(d)} points" for a, b, d in steps)
-        holds = widest <= rule.band
+        within = widest <= rule.band
         band = "the band the question sets" if rule.asked else "a band of two points"
         return Verdict(
-            holds,
+            within != rule.volatility,
             f"Year to year it moved by at most {_fixed(widest, 1)} percentage points "
-            f"({moves}), {'within' if holds else 'outside'} {band}.",
+            f"({moves}), {'within' if within else 'outside'} {band}.",
         )
     return None
 
