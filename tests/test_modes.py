@@ -11,7 +11,7 @@ from pydantic import SecretStr
 from finrag.config import MODES, explain_settings, load_settings, with_mode
 from finrag.db import open_store
 from finrag.errors import UsageError
-from finrag.evaluate.answer_compare import compare_answers, parse_variants
+from finrag.evaluate.answer_compare import compare_answers, parse_variants, write_comparison
 from finrag.evaluate.dataset import load_dataset
 from finrag.llm.fake import FakeLLM
 from tests.conftest import clean_env, run_finrag
@@ -172,6 +172,10 @@ def test_compare_runs_each_mode_with_its_settings(facts_db: str, tmp_path: Path)
     assert "Ranking" not in outputs[: calls_after["mode:balanced"]]
     assert fast.results[0].route == "facts" and fast.results[0].auto_correct is True
     assert (tmp_path / "out" / "mode-fast").is_dir()
+    # the comparison's tables name each mode (this crashed on a mode variant)
+    written = write_comparison(comparison, tmp_path / "out")
+    tables = "".join(p.read_text() for p in written if p.suffix == ".md")
+    assert "answer.mode=precise" in tables and "mode:fast" in tables
 
 
 def test_ask_mode_flag_yields_to_explicit_settings(facts_db: str, tmp_path: Path) -> None:

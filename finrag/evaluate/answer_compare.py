@@ -274,6 +274,9 @@ def markdown(comparison: Comparison) -> str:
 def _describe(name: str) -> str:
     if name == NAIVE:
         return NAIVE_DESCRIPTION
+    if name in MODE_VARIANTS:
+        mode = MODE_VARIANTS[name]
+        return f"answer.mode={mode} (`finrag config show --mode {mode}`)"
     return ", ".join(f"answer.{k}={str(v).lower()}" for k, v in VARIANTS[name].items())
 
 
