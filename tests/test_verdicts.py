@@ -219,7 +219,11 @@ def test_a_total_debt_the_balance_sheet_does_not_print_is_added_from_its_lines(a
     # 1,500 + 14,000 = 15,500 against 1,000 + 14,800 = 15,800: down 300.
     assert answer.answer.startswith("No."), answer.answer
     assert "15,500" in answer.answer and "15,800" in answer.answer
-    assert any("long_term_debt" in (c.expression or "") or c.inputs for c in answer.calculations)
+    # each year's total is shown as the sum of its two printed lines
+    sums = [c.description for c in answer.calculations if c.description.startswith("total debt")]
+    assert sums == [f"total debt FY{y} = short_term_debt + long_term_debt" for y in (2023, 2024)], (
+        sums
+    )
 
 
 def test_a_judgement_no_rule_covers_is_left_to_the_words() -> None:
