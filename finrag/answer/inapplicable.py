@@ -22,7 +22,7 @@ from finrag.facts.dictionary import metric as dictionary_metric
 from finrag.facts.dictionary import metrics
 from finrag.facts.kpi_definitions import find_kpi
 from finrag.facts.kpi_formula import formula_names
-from finrag.facts.store import query_facts
+from finrag.facts.lookup import metric_values
 
 _ALLOWS = re.compile(
     r"\bif\b[^?]{0,80}\bnot\s+(?:a\s+|an\s+)?(?:very\s+)?(?:useful|relevant|meaningful|"
@@ -69,17 +69,9 @@ def _metrics_of(formula: str, depth: int = 0) -> list[str]:
 
 
 def _held(conn: psycopg.Connection, company: Company, name: str) -> bool:
-    item = dictionary_metric(name)
-    return bool(
-        query_facts(
-            conn,
-            company_id=company.id,
-            concepts=item.concepts,
-            labels=item.normalized_labels,
-            entity_total=True,
-            limit=1,
-        )
-    )
+    """Whether the store holds the line item for any period, read as every lookup reads
+    it (its tags, its printed labels and its statement's structure)."""
+    return bool(metric_values(conn, company.id, dictionary_metric(name)))
 
 
 def explain(company_name: str, measure_words: str, lacking: list[str]) -> str:
