@@ -17,7 +17,16 @@ from finrag.answer.cache import AnswerCache
 from finrag.answer.coverage import confine_to_period
 from finrag.answer.implied_company import Implied, implied_company
 from finrag.answer.result import Answer
-from finrag.answer.stages import check, compose, decisive, evidence, extract, gate, since
+from finrag.answer.stages import (
+    check,
+    compose,
+    decisive,
+    evidence,
+    extract,
+    gate,
+    ranking,
+    since,
+)
 from finrag.answer.stages import count as count_tokens
 from finrag.answer.stages import route as routing
 from finrag.answer.stages.retrieve import retrieval_summary, scope_flags, search
@@ -240,6 +249,9 @@ class Asker:
         if isinstance(confined, str):
             return gate.refused(answer, ("not-for-period", confined), started)
         found = confined or found
+        if chosen.name == "text" and (ranked := ranking.ranked_answer(question, found, started)):
+            ranked.retrieval = {**answer.retrieval, "decided": ranking.DECIDED}
+            return ranked
         mixed = chosen.outcome.answer if chosen.name == "mixed" and chosen.outcome else None
         if not self.settings.answer.use_llm:
             refused = gate.without_model(answer, found, mixed, started)

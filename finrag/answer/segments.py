@@ -27,6 +27,17 @@ from finrag.answer.extraction import CalculationOutcome
 from finrag.answer.fact_sources import Sources, calculate_outcome, number_text
 from finrag.answer.fact_words import short_name
 from finrag.answer.facts_route import FLAG, Company, FactsOutcome
+from finrag.answer.ranking_words import (
+    DECLINE,
+    GROWTH,
+    LARGEST,
+    NARRATIVE,
+    REGION_WORDS,
+    SEGMENT_WORDS,
+    SLOWEST,
+    SMALLEST,
+    generic_member,
+)
 from finrag.answer.result import Answer
 from finrag.facts.dictionary import Metric
 from finrag.facts.dictionary import metric as dictionary_metric
@@ -39,29 +50,13 @@ GEOGRAPHY_AXIS = "srt:StatementGeographicalAxis"
 PRODUCT_AXIS = "srt:ProductOrServiceAxis"
 _STANDARD_AXES = (SEGMENT_AXIS, GEOGRAPHY_AXIS, PRODUCT_AXIS)
 
-_SEGMENT_WORDS = re.compile(r"\bsegments?\b|\bbusiness(?:es| units?)\b|\blines? of business\b")
-_REGION_WORDS = re.compile(r"\bregions?\b|\bregional\b|\bgeograph\w*\b|\bcountr(?:y|ies)\b")
 _PRODUCT_WORDS = re.compile(
     r"\bproducts?\b|\bcategor(?:y|ies)\b|\bproduct lines?\b|\b(?:end )?markets?\b|\bplatforms?\b"
 )
-# "topline performance", "performed the best", "dragged down growth": growth compared.
-_GROWTH = re.compile(
-    r"\b(?:gr[eo]w\w*|growth|fastest|faster|slowest|slower|increase\w*|perform\w*|"
-    r"dragg?\w*)\b"
-)
 _SHARE = re.compile(r"\b(?:share|percent(?:age)? of|proportion|portion|fraction)\b|% of")
-_LARGEST = re.compile(r"\b(?:largest|biggest|highest|most|top)\b")
-_SMALLEST = re.compile(r"\b(?:smallest|lowest|least)\b")
-_SLOWEST = re.compile(r"\b(?:slowest|slower|least|worst|weakest|poorest|dragg?\w*)\b")
-# "fell faster", "declined the most": the race is to the bottom, the lower rate wins.
-_DECLINE = re.compile(r"\b(?:f[ae]ll\w*|declin\w*|drop\w*|shr[iu]nk\w*|decreas\w*)\b")
 _OPERATING = re.compile(r"\boperating (?:income|profit|loss)\b")
 _REVENUE = re.compile(
     r"\b(?:revenues?|sales|top ?line|grew|grow\w*|growth|share|largest|biggest)\b"
-)
-_NARRATIVE = re.compile(
-    r"\b(?:why|drove|drivers?|explain\w*|discuss\w*|describ\w*|comment\w*|say|said|says|"
-    r"outlook|guidance|risks?)\b"
 )
 
 
@@ -76,15 +71,6 @@ def member_words(member: str) -> str:
     return " ".join(words)
 
 
-# Members that are no segment, region or product of their own (a product/service split,
-# consolidation lines): they never stand for a name the question gives.
-_GENERIC_MEMBERS = frozenset(
-    {
-        *("product", "products", "operating", "segment", "segments"),
-        *("corporate", "total", "other", "all", "consolidated", "reportable", "elimination"),
-        *("eliminations", "intersegment", "unallocated"),
-    }
-)
 # "services revenue", "product net sales": the product/service split named as a measure.
 _SPLIT_NAMED = re.compile(r"\b(product|service)s? (?:net )?(?:revenues?|sales)\b")
 # The axes a breakdown is reported on: the standard three and the filer's own.
@@ -105,16 +91,6 @@ def _display(member: str) -> str:
     if member.startswith("country:"):
         return _COUNTRIES.get(member.split(":", 1)[1], member.split(":", 1)[1])
     return member_words(member)
-
-
-def _generic(name: str) -> bool:
-    words = set(re.sub(r"[^\w\s]", " ", name.lower()).split()) - {"and", "of", "the"}
-    # A printed reconciliation line: "Corporate and Unallocated", "Elimination of Dual
-    # Credit", "Corporate & Other" are no segment that could rank.
-    return words <= _GENERIC_MEMBERS or bool(words & _RECONCILING)
-
-
-_RECONCILING = frozenset({"corporate", "unallocated", "elimination", "eliminations"})
 
 
 def _breakdown_axis(axis: str) -> bool:
@@ -145,7 +121,7 @@ def answer_segments(
     """The answer from segment, region or product facts; None when the question is not
     one this module reads (the other routes take it)."""
     key = re.sub(r"[-/]", " ", question.lower())
-    if _NARRATIVE.search(key):
+    if NARRATIVE.search(key):
         return None  # what a filing says about a segment: the text route
     measure = _measure(key)
     if measure is None:
@@ -154,9 +130,7 @@ def answer_segments(
     if not rows:
         return None
     named = _members_named(rows, key, question)
-    cue = bool(
-        _SEGMENT_WORDS.search(key) or _REGION_WORDS.search(key) or _PRODUCT_WORDS.search(key)
-    )
+    cue = bool(SEGMENT_WORDS.search(key) or REGION_WORDS.search(key) or _PRODUCT_WORDS.search(key))
     if not named and not cue:
         return None
     axis = _axis(rows, key, named)
@@ -167,10 +141,10 @@ def answer_segments(
     if not held:
         return None
     year = max(years) if years else held[-1]
-    growth = bool(_GROWTH.search(key))
+    growth = bool(GROWTH.search(key))
     share = bool(_SHARE.search(key)) and not growth
     first = min(years) if len(years) > 1 else year - 1
-    members = named or sorted({r.member for r in on_axis if not _generic(r.name)})
+    members = named or sorted({r.member for r in on_axis if not generic_member(r.name)})
     members = members or sorted({r.member for r in on_axis})
     now = _by_member(on_axis, members, year, quarter)
     if not now:
@@ -259,7 +233,7 @@ def _members_named(rows: list[_Row], key: str, question: str) -> list[str]:
     """Members the question names, longest names first ('Rest of Asia Pacific' before
     'Asia Pacific'); a word naming only the end of one ('China') names it when no other
     member ends so."""
-    names = {r.member: r.name for r in rows if not _generic(r.name)}
+    names = {r.member: r.name for r in rows if not generic_member(r.name)}
     found: list[str] = []
     taken = key
     for member, words in sorted(names.items(), key=lambda kv: -len(kv[1])):
@@ -290,11 +264,11 @@ def _axis(rows: list[_Row], key: str, named: list[str]) -> str | None:
         return preferred[0] if preferred else None
     if _PRODUCT_WORDS.search(key):
         wanted = (PRODUCT_AXIS,)
-    elif _SEGMENT_WORDS.search(key) and _REGION_WORDS.search(key):
+    elif SEGMENT_WORDS.search(key) and REGION_WORDS.search(key):
         wanted = (SEGMENT_AXIS, GEOGRAPHY_AXIS)  # "geographic segments": Apple's regions
-    elif _SEGMENT_WORDS.search(key):
+    elif SEGMENT_WORDS.search(key):
         wanted = (SEGMENT_AXIS,)
-    elif _REGION_WORDS.search(key):
+    elif REGION_WORDS.search(key):
         wanted = (GEOGRAPHY_AXIS, SEGMENT_AXIS)
     else:
         wanted = (SEGMENT_AXIS,)
@@ -357,8 +331,8 @@ def _compose(
                 f"to {_millions(b.value)} in {label} [{nb}])"
             )
             lines.append((rate, row.name, words))
-        slow = bool(_SLOWEST.search(key))
-        falling = bool(_DECLINE.search(key))
+        slow = bool(SLOWEST.search(key))
+        falling = bool(DECLINE.search(key))
         # Highest rate first, unless the question asks for the slowest grower or the
         # fastest faller (the lowest rate); the slowest faller is the highest again.
         lowest_first = slow != falling
@@ -411,7 +385,7 @@ def _compose(
         )
     else:
         items = sorted(now.values(), key=lambda r: -(r.fact.value or 0))
-        if _SMALLEST.search(key):
+        if SMALLEST.search(key):
             items = items[::-1]
         parts = [
             f"{r.name} {_millions(r.fact.value or Decimal(0))} "
@@ -419,8 +393,8 @@ def _compose(
             for r in items
         ]
         opening = ""
-        if not named and (_LARGEST.search(key) or _SMALLEST.search(key)):
-            word = "smallest" if _SMALLEST.search(key) else "largest"
+        if not named and (LARGEST.search(key) or SMALLEST.search(key)):
+            word = "smallest" if SMALLEST.search(key) else "largest"
             opening = f"{items[0].name} was {owner}'s {word} {what} by {noun} in {label}. "
         text = opening + f"{owner}'s {noun} in {label} by {what}: " + "; ".join(parts) + "."
     return sources.answer(question, text, calculations, [FLAG, f"from dimensional facts ({axis})"])
