@@ -25,6 +25,7 @@ from finrag.answer.stages import (
     extract,
     gate,
     ranking,
+    revision,
     since,
 )
 from finrag.answer.stages import count as count_tokens
@@ -249,9 +250,9 @@ class Asker:
         if isinstance(confined, str):
             return gate.refused(answer, ("not-for-period", confined), started)
         found = confined or found
-        if chosen.name == "text" and (ranked := ranking.ranked_answer(question, found, started)):
-            ranked.retrieval = {**answer.retrieval, "decided": ranking.DECIDED}
-            return ranked
+        if chosen.name == "text" and (read := self._read_without_model(question, found, started)):
+            read.retrieval = {**answer.retrieval, **read.retrieval}
+            return read
         mixed = chosen.outcome.answer if chosen.name == "mixed" and chosen.outcome else None
         if not self.settings.answer.use_llm:
             refused = gate.without_model(answer, found, mixed, started)
@@ -274,6 +275,14 @@ class Asker:
             if mixed is None:
                 raise
             return routing.facts_after_timeout(answer, mixed, exc, started)
+
+    def _read_without_model(self, question, found, started) -> Answer | None:
+        """A text-route question whose answer is arithmetic on printed figures: a ranking
+        of a table's rows, a revised figure beside the old one. No model reads these."""
+        for stage in (ranking.ranked_answer, revision.revision_answer):
+            if (read := stage(question, found, started)) is not None:
+                return read
+        return None
 
     def _extraction_answer(
         self, question, found, coverage, answer, mixed, started, on_token, notify, on_progress

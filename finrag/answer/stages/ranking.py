@@ -103,6 +103,7 @@ def _answer(question: str, ranked: Ranked, lowest: bool, started: float) -> Answ
         {"n": c.n, "document": Path(c.path).name, "page": c.page, "quote": c.quote}
         for c in cited.citations
     ]
+    answer.retrieval = {"decided": DECIDED}
     answer.timings["total"] = since(started)
     return answer
 

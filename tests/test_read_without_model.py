@@ -1,9 +1,11 @@
-"""Superlative questions answered by ranking the rows of a printed table, without the model
-(finrag.answer.printed_ranking, finrag.answer.stages.ranking): the question read, the
-table chosen by its measure words, the asked year's column, growth against the same span
-a year earlier, a total the release prints bare, a section of a balance sheet. The store
-is real (two small Markdown earnings releases ingested into the embedded Postgres); each
-expected winner and rate is computed here from the printed cells, not written down."""
+"""Text-route questions whose answer is arithmetic on printed figures, answered without the
+model. Superlatives by ranking the rows of a printed table (finrag.answer.printed_ranking,
+finrag.answer.stages.ranking): the question read, the table chosen by its measure words,
+the asked year's column, growth against the same span a year earlier, a total the
+release prints bare, a section of a balance sheet. A revised outlook by the new figure
+beside the one it replaces (finrag.answer.stages.revision). The store is real (two small
+Markdown earnings releases ingested into the embedded Postgres); each expected winner,
+rate and revision is computed here from the printed figures, not written down."""
 
 from __future__ import annotations
 
@@ -24,6 +26,12 @@ _RELEASE = """\
 {name} reported its results for the fourth quarter and the year ended December 31, 2024.
 Net revenues rose on strong demand at its coastal properties, while island operations
 were affected by travel restrictions.
+
+## Outlook
+
+For 2025, the Company now expects net revenues to grow {rev_new} percent (previously
+{rev_old} percent) and adjusted EPS to reach ${eps_new} (previously ${eps_old}), while
+capital spending is planned at about $900 million.
 
 ## Supplemental data
 
@@ -90,9 +98,11 @@ _HEADER = (
 )
 HARBOR = {"coastal24": "4,800,000", "coastal23": "4,000,000", "island24": "400,000"}
 HARBOR |= {"island23": "800,000", "rev24": "6,500,000", "rev23": "6,140,000"}
+HARBOR |= {"rev_new": "7", "rev_old": "4.5", "eps_new": "3.10", "eps_old": "3.25"}
 # The other company's island business grew: an answer about Harbor must not read it.
 SUMMIT = {"coastal24": "4,000,000", "coastal23": "4,200,000", "island24": "900,000"}
 SUMMIT |= {"island23": "600,000", "rev24": "6,200,000", "rev23": "6,140,000"}
+SUMMIT |= {"rev_new": "3", "rev_old": "5", "eps_new": "2.00", "eps_old": "2.00"}
 
 
 @pytest.fixture(scope="module")
@@ -213,3 +223,29 @@ def test_a_table_cut_under_a_repeated_header_is_read_as_one() -> None:
     ranked = rank(rank_ask("Which region had the highest revenue in 2024?"), [table], 2024)
     assert ranked is not None and ranked.order[0][0].label == "North"
     assert round(ranked.share, 1) == round(Decimal(50) / 105 * 100, 1)
+
+
+def test_a_raised_outlook_is_the_new_figure_less_the_old(ask) -> None:
+    answer = ask.ask(
+        "By how many percentage points did Harbor raise its net revenue growth outlook for 2025?"
+    )
+    points = Decimal(HARBOR["rev_new"]) - Decimal(HARBOR["rev_old"])
+    assert answer.retrieval.get("decided") == "a revised figure beside the one it replaces"
+    assert answer.answer.startswith(f"The guidance was raised by {points} percentage points")
+    assert answer.calculations[0].result == float(points)
+    [quote] = answer.evidence
+    assert f"(previously {HARBOR['rev_old']} percent)" in quote["quote"]
+    assert quote["document"].startswith("HARBOR")  # not Summit's, which lowered it
+
+
+def test_the_revised_figure_the_question_names_is_the_one_read(ask) -> None:
+    answer = ask.ask("How much did Harbor change its adjusted EPS guidance for 2025?")
+    cut = Decimal(HARBOR["eps_old"]) - Decimal(HARBOR["eps_new"])
+    assert answer.answer.startswith(f"The guidance was lowered by ${cut:.2f}".rstrip("0")), (
+        answer.answer
+    )
+
+
+def test_an_outlook_question_that_asks_no_revision_is_left_to_the_reading(ask) -> None:
+    answer = ask.ask("What capital spending does Harbor plan for 2025?")
+    assert answer.retrieval.get("decided") is None
