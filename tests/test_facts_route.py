@@ -87,7 +87,7 @@ def test_a_quarter_line_item_is_answered_from_facts_without_the_model(asker) -> 
     (citation,) = answer.citations
     assert citation.n == 1 and citation.document == "BESTBUY_2024Q2_10Q"
     assert citation.pages == [4, 4]
-    assert citation.quote == "Revenue: $9,583"
+    assert citation.quote == "Revenue (Three Months Ended July 29, 2023): $9,583"
     assert "Statements of Earnings" in citation.section
     assert answer.flags == [FLAG]
     (value,) = answer.fact_values
@@ -109,7 +109,7 @@ def test_a_year_asks_for_the_full_year_or_the_balance_at_its_end(asker) -> None:
     assert sales.answer.endswith(
         "'s revenue in FY2023 (the year ended September 30, 2023) was $383,285 million [1]."
     )
-    assert sales.citations[0].quote == "Total net sales: 383,285"
+    assert sales.citations[0].quote == "Total net sales (Years ended September 30, 2023): 383,285"
     # Best Buy's 10-Q prints three balance sheet dates; fiscal 2023 ended January 28, 2023.
     assets = ask.ask("What were Best Buy's total assets at the end of fiscal 2023?")
     assert assets.route == "facts", assets.retrieval.get("route_reason")
@@ -127,7 +127,10 @@ def test_kpis_changes_and_growth_are_computed_from_cited_cells(asker) -> None:
     margin = ask.ask("What was Best Buy's gross margin in Q2 of fiscal 2024?")
     assert margin.route == "facts", margin.retrieval["route_reason"]
     assert margin.answer == "Best Buy's gross margin in FY2024 Q2 was 23.2% [1, 2]."
-    assert [c.quote for c in margin.citations] == ["Gross profit: 2,220", "Revenue: $9,583"]
+    assert [c.quote for c in margin.citations] == [
+        f"{label} (Three Months Ended July 29, 2023): {value}"
+        for label, value in (("Gross profit", "2,220"), ("Revenue", "$9,583"))
+    ]
     assert all(c.pages == [4, 4] for c in margin.citations)
     (calc,) = margin.calculations
     assert calc.expression == "100 * 2220 / 9583" and round(calc.result, 2) == 23.17
@@ -375,7 +378,7 @@ def test_ask_json_shows_the_facts_route(facts_home: Path, tmp_path: Path) -> Non
     assert "$9,583 million [1]" in data["answer"]
     (citation,) = data["citations"]
     assert citation["document"] == "BESTBUY_2024Q2_10Q.pdf" and citation["pages"] == [4, 4]
-    assert citation["quote"] == "Revenue: $9,583"
+    assert citation["quote"] == "Revenue (Three Months Ended July 29, 2023): $9,583"
     assert data["backend"] is None and data["tokens"] == {"prompt": 0, "completion": 0}
 
     margin = run_finrag("ask", "Best Buy gross margin Q2 FY2024", "--no-llm", env=env)

@@ -16,8 +16,11 @@ from finrag.answer.extraction import CalculationOutcome, CheckedFact
 from finrag.answer.figure import Figure
 from finrag.answer.result import Answer
 from finrag.facts.lookup import MetricValue
+from finrag.facts.model import normalize_label
+from finrag.facts.table_facts import header_rows_of, split_table_chunk
 from finrag.retrieve.context import ContextChunk
 from finrag.retrieve.hybrid import Hit
+from finrag.tables import parse_markdown_table
 
 
 class Sources:
@@ -58,7 +61,9 @@ class Sources:
             # A printed segment row is labelled by its member: "Americas", not twice.
             members = [m.split(":")[-1] for _, m in fact.dimensions if m != fact.label]
             row += " · " + ", ".join(members) if members else ""
-        quote = f"{fact.label}: {fact.printed}" if fact.label else fact.printed
+        heading = column_heading(chunk.hit.content, fact.label, fact.printed) if chunk else None
+        label = f"{fact.label} ({heading})" if fact.label and heading else fact.label
+        quote = f"{label}: {fact.printed}" if label else fact.printed
         self.citations.append(
             Citation(
                 n=n,
@@ -83,6 +88,32 @@ class Sources:
     def marks(self, figure: Figure) -> str:
         numbers = sorted({self.cite(v) for v in figure.inputs})
         return f"[{', '.join(map(str, numbers))}]"
+
+
+def column_heading(content: str, label: str | None, printed: str) -> str | None:
+    """The heading of the column a cell is printed in ("Three Months Ended July 29, 2023"),
+    read from the table that prints it: the row named ``label`` holding ``printed`` once.
+    A quote that says its column says which period the figure is."""
+    if not label or not printed:
+        return None
+    found = split_table_chunk(content)
+    table = parse_markdown_table(found.grid) if found else None
+    if table is None:
+        return None
+    header_rows = header_rows_of(content)
+    want = normalize_label(label)
+    columns = {
+        j
+        for row in table.rows
+        if row and normalize_label(row[0]) == want
+        for j, cell in enumerate(row[1:], 1)
+        if cell.strip() == printed.strip()
+    }
+    if len(columns) != 1:
+        return None
+    j = columns.pop()
+    words = " ".join(r[j] for r in header_rows if j < len(r) and r[j].strip())
+    return " ".join(words.split()) or None
 
 
 def calculate_outcome(description: str, expression: str, inputs: list[dict]) -> CalculationOutcome:
