@@ -194,6 +194,34 @@ def test_apple_statement_of_operations() -> None:
     assert shares.unit == "shares"
 
 
+def test_a_net_income_row_under_a_per_share_heading_is_the_per_share_figure() -> None:
+    # Verizon's 2022 10-K prints its earnings per share as a section whose rows repeat
+    # the net income label: the heading must stay over them.
+    grid = "\n".join(
+        [
+            "|Years Ended December 31,|(dollars in millions, except per share amounts) 2022|2021|",
+            "|---|---|---|",
+            "|Net Income|$21,748|$22,618|",
+            "|Net income attributable to Verizon|21,256|22,065|",
+            "|Basic Earnings Per Common Share||||",
+            "|Net income attributable to Verizon|$5.06|$5.32|",
+            "|Weighted-average shares outstanding (in millions)|4,202|4,148|",
+        ]
+    )
+    facts = facts_from_table_chunk(grid, page=54, chunk_ordinal=1, calendar=FiscalCalendar(12))
+    rows = [f for f in facts if f.label == "Net income attributable to Verizon"]
+    per_share = [f for f in rows if "Basic Earnings Per Common Share" in f.parents]
+    total = [f for f in rows if not f.parents]
+    assert [(f.value, f.unit) for f in per_share] == [
+        (Decimal("5.06"), "USD/shares"),
+        (Decimal("5.32"), "USD/shares"),
+    ]
+    assert [f.value for f in total] == [Decimal("21256000000"), Decimal("22065000000")]
+    # so a lookup of net income, which reads a row's unit and heading, finds one value
+    read = [match_label(f.label, model.INCOME, parents=f.parents, unit=f.unit) for f in rows]
+    assert [m.name if m else None for m in read] == ["net_income"] * 2 + [None] * 2
+
+
 # Best Buy's Q2 FY24 10-Q statement of earnings (page 4) as PyMuPDF cuts its spanned
 # headers: "Three Mo" | "nths Ended".
 BEST_BUY_EARNINGS = """\

@@ -42,7 +42,7 @@ class Chunk(Protocol):
     content: str
 
 
-FACTS_VERSION = 4  # bump when extraction changes: documents read as stale, --rebuild redoes them
+FACTS_VERSION = 5  # bump when extraction changes: documents read as stale, --rebuild redoes them
 
 
 def document_facts(

@@ -172,6 +172,9 @@ _STATEMENT_SUBTOTAL = re.compile(
 )
 
 
+_PER_SHARE = re.compile(r"\bper\s+(?:common\s+|ordinary\s+)?share\b", re.I)
+
+
 # A span's number of months as a cut header may leave it: "Three mont" | "hs ended".
 _CUT_SPAN = re.compile(
     r"\b(three|six|nine|twelve|thirteen|twenty[\s-]?six|thirty[\s-]?nine|\d{1,2})[\s-]*"
@@ -436,7 +439,9 @@ def read_table_chunk(
             continue
         if not label:
             continue  # a total line without words: its meaning is the sum above it
-        if _STATEMENT_SUBTOTAL.match(label):
+        if _STATEMENT_SUBTOTAL.match(label) and not _PER_SHARE.search(" ".join(parents)):
+            # (Under "Basic Earnings Per Common Share", "Net income attributable to X
+            # $5.06" is the per-share figure, not the statement's net income again.)
             parents = []
         # Below a cash-flow statement's closing balance, the rows that split it ("Less
         # restricted cash ... included in Investments") are balances at the same date.
