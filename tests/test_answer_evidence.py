@@ -149,6 +149,21 @@ def test_a_question_after_one_pick_gets_one_claim() -> None:
     assert len(compose(FakeLLM([two]), "What drove Shop's revenue?", chosen).claims) == 2
 
 
+def test_a_claim_restated_with_another_figure_is_dropped() -> None:
+    chosen = select("What was Shop's revenue by category?", CONTEXT, ignore=["Shop"]).chosen
+    first, second = chosen[0].n, chosen[-1].n
+    said = [
+        {"text": "Shop's category revenue was $4.1 billion.", "source": first},
+        {"text": "Shop's category revenue was $2.7 billion.", "source": second},
+        {"text": "Online sales grew 12%.", "source": second},
+    ]
+    composed = compose(FakeLLM([{"answerable": True, "claims": said}]), "Shop revenue?", chosen)
+    assert [text for text, _ in composed.claims] == [
+        f"Shop's category revenue was $4.1 billion [{first}].",
+        f"Online sales grew 12% [{second}].",
+    ]
+
+
 def test_question_kinds() -> None:
     assert is_yes_no("Did ACME buy back shares in 2023?")
     assert not is_yes_no("What drove ACME's revenue?")

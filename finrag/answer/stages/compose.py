@@ -97,9 +97,13 @@ def compose(
     )
     data = reply.data
     claims = []
+    said: set[str] = set()
     for claim in data.claims:
         text = _sentence(claim.text)
-        if text:
+        # "The costs were 411." then "The costs were 247.": the same statement with
+        # another figure contradicts the first (the best-ranked quote's); it is dropped.
+        if text and (shape := _shape(text)) not in said:
+            said.add(shape)
             claims.append((f"{text[:-1]} [{claim.source}]{text[-1]}", claim.source))
     return Composed(
         answerable=data.answerable,
@@ -108,6 +112,14 @@ def compose(
         decisive=getattr(data, "decisive", None),
         result=reply,
     )
+
+
+def _shape(text: str) -> str:
+    """A claim with its figures taken out: two claims of one shape say one thing twice."""
+    return " ".join(_FIGURES.sub("#", text.lower()).split())
+
+
+_FIGURES = re.compile(r"[$€£]?\d[\d,.]*%?")
 
 
 def _sentence(text: str) -> str:
