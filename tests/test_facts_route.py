@@ -692,3 +692,14 @@ def test_a_wording_that_turns_the_movement_around_is_refused() -> None:
     )
     turned = "No. Revenue fell from $9,583 million [1] to $9,900 million [2], 3.3%."
     assert "went down" in check_phrasing(template, turned)
+
+
+def test_a_question_after_the_segments_names_lists_them_with_their_revenue(asker) -> None:
+    ask, _ = asker
+    listed = ask.ask("What are Best Buy's reportable segments in Q2 FY2024?")
+    assert listed.route == "facts", listed.retrieval["route_reason"]
+    assert listed.answer.startswith("Best Buy reports 2 segments for FY2024 Q2: ")
+    assert "Domestic $8,890 million [1]" in listed.answer  # the figure that ranks them
+    # a question naming no breakdown asks no list of one
+    plain = ask.ask("What are Best Buy's total revenues in Q2 FY2024?")
+    assert "reports 2 segments" not in plain.answer

@@ -53,6 +53,14 @@ _STANDARD_AXES = (SEGMENT_AXIS, GEOGRAPHY_AXIS, PRODUCT_AXIS)
 _PRODUCT_WORDS = re.compile(
     r"\bproducts?\b|\bcategor(?:y|ies)\b|\bproduct lines?\b|\b(?:end )?markets?\b|\bplatforms?\b"
 )
+# The measures a list of members is shown with, in order: the first the breakdown reports.
+_LISTED_BY = ("revenue", "operating_income", "pretax_income")
+# A question after the members' names: "what are its segments", "which regions does it
+# operate in", "list its business units".
+_ASKS_NAMES = re.compile(
+    r"\b(?:what|which)\s+(?:are|were)\b|\blist\b|\bname\b|\boperat\w*\s+in\b|"
+    r"\bin\s+which\b.{0,40}\boperat"
+)
 _SHARE = re.compile(r"\b(?:share|percent(?:age)? of|proportion|portion|fraction)\b|% of")
 _OPERATING = re.compile(r"\boperating (?:income|profit|loss)\b")
 _REVENUE = re.compile(
@@ -123,15 +131,18 @@ def answer_segments(
     key = re.sub(r"[-/]", " ", question.lower())
     if NARRATIVE.search(key):
         return None  # what a filing says about a segment: the text route
-    measure = _measure(key)
-    if measure is None:
-        return None
-    rows = _dimensional(conn, company.id, measure, quarter)
-    if not rows:
+    listing = _measure(key) is None and bool(_ASKS_NAMES.search(key))
+    # "What are X's reportable segments?": the members named, with the revenue each
+    # reports (the figure that shows which ones the company "primarily" operates in).
+    measures = [dictionary_metric(m) for m in _LISTED_BY] if listing else [_measure(key)]
+    for measure in measures:
+        if measure is not None and (rows := _dimensional(conn, company.id, measure, quarter)):
+            break
+    else:
         return None
     named = _members_named(rows, key, question)
     cue = bool(SEGMENT_WORDS.search(key) or REGION_WORDS.search(key) or _PRODUCT_WORDS.search(key))
-    if not named and not cue:
+    if (not named and not cue) or (listing and (named or not cue)):
         return None
     axis = _axis(rows, key, named)
     if axis is None:
@@ -169,8 +180,9 @@ def answer_segments(
         named,
         key,
         Period(year, quarter),
+        listing,
     )
-    what = "growth" if growth else "share" if share else "values"
+    what = "growth" if growth else "share" if share else "names" if listing else "values"
     return FactsOutcome(answer, f"facts store: {measure.name} by {axis} ({what}, FY{year})")
 
 
@@ -300,7 +312,7 @@ def _millions(value: Decimal) -> str:
 
 
 def _compose(
-    conn, question, company, measure, axis, now, before, total, named, key, period
+    conn, question, company, measure, axis, now, before, total, named, key, period, listing
 ) -> Answer:
     sources = Sources(conn)
     calculations: list[CalculationOutcome] = []
@@ -396,6 +408,9 @@ def _compose(
         if not named and (LARGEST.search(key) or SMALLEST.search(key)):
             word = "smallest" if SMALLEST.search(key) else "largest"
             opening = f"{items[0].name} was {owner}'s {word} {what} by {noun} in {label}. "
+        elif listing:
+            names = ", ".join(r.name for r in items)
+            opening = f"{owner} reports {len(items)} {what}s for {label}: {names}. "
         text = opening + f"{owner}'s {noun} in {label} by {what}: " + "; ".join(parts) + "."
     return sources.answer(question, text, calculations, [FLAG, f"from dimensional facts ({axis})"])
 
