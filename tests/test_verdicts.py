@@ -66,6 +66,7 @@ _STATEMENTS = """\
 |Net cash provided by operating activities|{ocf24}|{ocf23}|{ocf22}|
 |Capital expenditures|({capex24})|({capex23})|({capex22})|
 |Net cash used in investing activities|({inv_cf24})|({inv_cf23})|({inv_cf22})|
+|Cash dividends paid|{div24}|{div23}|{div22}|
 |Net cash provided by (used in) financing activities|{fin_cf24}|{fin_cf23}|{fin_cf22}|
 """
 
@@ -87,6 +88,7 @@ CARRIER = dict(
     capex24="2,000", capex23="1,900", capex22="1,800",
     inv_cf24="2,100", inv_cf23="1,950", inv_cf22="1,850",
     fin_cf24="(1,100)", fin_cf23="(700)", fin_cf22="(3,200)",
+    div24="—", div23="(300)", div22="(300)",  # it stopped paying in 2024
 )  # fmt: skip
 # A retailer: capex 2 % of revenue, assets under half of revenue, a steady margin.
 RETAILER = dict(
@@ -105,6 +107,7 @@ RETAILER = dict(
     capex24="1,000", capex23="950", capex22="900",
     inv_cf24="1,100", inv_cf23="1,000", inv_cf22="950",
     fin_cf24="(1,200)", fin_cf23="(1,500)", fin_cf22="(1,100)",
+    div24="(600)", div23="(550)", div22="(500)",
 )  # fmt: skip
 
 
@@ -283,3 +286,27 @@ def test_a_question_after_volatility_is_answered_the_other_way_round(ask) -> Non
     answer = ask.ask("Did Corner Goods' gross margins fluctuate by more than 2% a year to FY2024?")
     assert answer.route == "facts", answer.retrieval
     assert answer.answer.startswith("No." if within else "Yes."), answer.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "opens"),
+    [
+        ("Did Skyline pay dividends in FY2024?", "No."),  # printed as a dash
+        ("Did Skyline pay any dividends in 2023?", "Yes."),
+        ("Has Corner Goods paid dividends in FY2024?", "Yes."),
+    ],
+)
+def test_whether_a_flow_was_paid_is_read_from_the_amount_reported(ask, question, opens) -> None:
+    answer = ask.ask(question)
+    assert answer.route == "facts", answer.retrieval
+    assert answer.answer.startswith(opens), answer.answer
+    assert answer.citations and "dividends" in answer.answer.lower()
+
+
+def test_a_balance_asks_no_existence_rule() -> None:
+    from finrag.answer.formula_words import Measure
+
+    debt = Measure("metric", "total_debt", "debt")
+    paid = Measure("metric", "dividends_paid", "dividends")
+    assert rule_for("did it pay dividends in 2024", [paid]).name == "existence"
+    assert rule_for("did it have debt in 2024", [debt]) is None

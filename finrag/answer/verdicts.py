@@ -13,6 +13,9 @@ The thresholds are textbook conventions, not fitted to any question set:
 - capital intensity: capital expenditure above 10 % of revenue, or total assets above
   twice revenue (an asset turnover below 0.5), the levels of telecoms, utilities, energy
   and heavy manufacturing;
+- existence: a flow the statement reports above zero for the period ("did it pay
+  dividends?") is a Yes, one printed as zero a No; one not reported at all is left to
+  the excerpts;
 - consistency: a rate that moves by no more than the band the question sets (2
   percentage points a year when it sets none) between consecutive fiscal years.
 """
@@ -25,8 +28,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from finrag.answer.formula_words import Measure
+from finrag.facts.dictionary import metric
 
 _LIQUIDITY = re.compile(r"\b(?:healthy|strong|sound|reasonabl\w*|adequate|good)\b")
+# "Did it pay dividends / buy back shares / issue debt in 2023?": a flow reported as
+# more than zero is the Yes; one printed as zero (a dash) is the No.
+_EXISTS = re.compile(
+    r"^(?:did|does|do|has|have|had)\b.{0,60}\b(?:pa(?:y|id)|repurchas\w*|buy\s+back|"
+    r"bought\s+back|issu\w*|record\w*|incur\w*|spen[dt]|invest\w*|declar\w*|receiv\w*|"
+    r"make|made|return\w*)\b"
+)
 _INTENSIVE = re.compile(r"\bcapital intensive\b|\bcapital intensity\b")
 _CONSISTENT = re.compile(r"\b(?:consistent|stable|steady|fluctuat\w*|volatil\w*)\b")
 # "Did its margins fluctuate more than 2%?" asks the opposite of "were they stable?":
@@ -67,6 +78,8 @@ def rule_for(key: str, measures: list[Measure]) -> Rule | None:
         return Rule("capital_intensity", extra=(ASSETS_TO_REVENUE,))
     if _LIQUIDITY.search(key) and names & {"quick_ratio", "current_ratio"}:
         return Rule("liquidity")
+    if _EXISTS.search(key) and len(measures) == 1 and _flow(measures[0]):
+        return Rule("existence")
     if _CONSISTENT.search(key) and measures and all(m.unit == "percent" for m in measures):
         volatility = not _STEADY.search(key)
         if m := _BAND.search(key):
@@ -74,6 +87,14 @@ def rule_for(key: str, measures: list[Measure]) -> Rule | None:
             return Rule("consistency", series=True, band=band, asked=True, volatility=volatility)
         return Rule("consistency", series=True, volatility=volatility)
     return None
+
+
+def _flow(measure: Measure) -> bool:
+    """A line item of money over a period (a payment, a proceeds line), not a balance."""
+    if measure.kind != "metric" or measure.unit != "money":
+        return False
+    found = metric(measure.name)
+    return found is not None and found.period == "duration"
 
 
 def decide(rule: Rule, values: dict[str, list[tuple[str, Decimal]]]) -> Verdict | None:
@@ -105,6 +126,17 @@ def decide(rule: Rule, values: dict[str, list[tuple[str, Decimal]]]) -> Verdict 
             holds,
             "A business is commonly called capital intensive when capital expenditure "
             "exceeds about a tenth of revenue or total assets exceed about twice revenue.",
+        )
+    if rule.name == "existence":
+        amounts = next(iter(values.values()), [])
+        if not amounts:
+            return None  # not reported at all: the excerpts may say why
+        holds = amounts[-1][1] != 0
+        return Verdict(
+            holds,
+            "The statement reports an amount for the period."
+            if holds
+            else "The statement reports none for the period.",
         )
     if rule.name == "consistency":
         series = next(iter(values.values()), [])
