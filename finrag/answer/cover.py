@@ -73,6 +73,10 @@ def answer_cover(conn: psycopg.Connection, question: str, company: Company) -> F
         for fact in facts:
             member = fact.dimensions[0][1] if fact.dimensions else ""
             by_class.setdefault(member, {})[fact.concept.split(":")[1]] = fact
+        debt_asked = "Security12bTitle" in wanted and bool(_DEBT_ASKED.search(key))
+        debt = {m: f for m, f in by_class.items() if _is_debt(f)}
+        if debt_asked and debt:
+            by_class = debt
         parts = []
         for fields in by_class.values():
             symbol = fields.get("TradingSymbol")
@@ -94,6 +98,13 @@ def answer_cover(conn: psycopg.Connection, question: str, company: Company) -> F
             if "Security12bTitle" in wanted
             else f"{owner}'s trading symbol is "
         )
+        if debt_asked and not debt:  # the cover lists every class: no note among them
+            lead = (
+                f"None: {owner} has no debt securities registered under Section 12(b). "
+                "The cover lists only "
+            )
+        elif debt_asked:
+            lead = f"{owner}'s debt securities registered under Section 12(b): "
         text = lead + "; ".join(parts) + "."
     elif "CurrentFiscalYearEndDate" in wanted:
         fact = facts[0]
@@ -110,6 +121,15 @@ def answer_cover(conn: psycopg.Connection, question: str, company: Company) -> F
         flags=[FLAG, "from the cover page's dei: facts"],
     )
     return FactsOutcome(answer, f"facts store: cover page ({', '.join(wanted)})")
+
+
+_DEBT_ASKED = re.compile(r"\b(?:debt|notes?|bonds?|debentures?)\b")
+_DEBT_TITLE = re.compile(r"\b(?:notes?|bonds?|debentures?|due\s+(?:19|20)\d\d)\b", re.I)
+
+
+def _is_debt(fields: dict[str, StoredFact]) -> bool:
+    title = fields.get("Security12bTitle")
+    return title is not None and bool(_DEBT_TITLE.search(title.printed))
 
 
 def _month_day(printed: str) -> str:

@@ -16,7 +16,7 @@ from typing import Protocol
 from finrag.facts import model
 from finrag.facts.cells import Units
 from finrag.facts.checks import check_facts
-from finrag.facts.cover import cover_facts
+from finrag.facts.cover import cover_facts, printed_cover_facts
 from finrag.facts.ixbrl import extract_ixbrl_facts
 from finrag.facts.member_tables import member_facts
 from finrag.facts.model import Fact
@@ -82,7 +82,8 @@ def printed_facts(
 ) -> list[Fact]:
     """A filing without tags: its tables' cells, checked, with the members of its segment
     and region tables as dimensions (a tagged filing has its own dimensional facts)."""
-    return member_facts(chunks, check_facts(table_facts(chunks, calendar, document)))
+    facts = member_facts(chunks, check_facts(table_facts(chunks, calendar, document)))
+    return facts + printed_cover_facts(chunks)
 
 
 def table_facts(
