@@ -46,6 +46,20 @@ def test_regions_adding_up_to_total_revenue_are_members_of_revenue() -> None:
     assert all(MEMBER_TOTAL in checks for _, checks, _, _ in facts.values())
 
 
+def test_a_measure_named_in_the_header_corner_after_its_units_is_the_members() -> None:
+    # 3M's segment note prints "(Millions) Net Sales" in the corner over its segments,
+    # closed by "Total Company": no total row or title names the measure.
+    facts = _members(
+        "Item 8 > Business Segment Information\n(Millions)\n\n"
+        "|(Millions) Net Sales|2024|2023|\n|---|---|---|\n"
+        "|Safety and Industrial|$11,604|$11,981|\n|Health Care|8,421|8,597|\n"
+        "|Consumer|5,298|5,513|\n|Total Company|$25,323|$26,091|\n"
+    )
+    revenue = "us-gaap:Revenues"
+    assert facts[((("segment", "Health Care"),), revenue, 2024)][:1] == (8_421_000_000,)
+    assert len(facts) == 6
+
+
 def test_rows_that_do_not_add_up_or_are_line_items_are_no_members() -> None:
     # The regions miss the total by 100: no check confirms them, so no members.
     assert not _members(

@@ -71,6 +71,8 @@ _MEASURE_WORD = re.compile(
 _NOT_A_NAME = re.compile(rf"{_MEASURE_WORD.pattern}|\bended\b|\bas of\b|(?:19|20)\d\d", re.I)
 _TOTAL = re.compile(r"^(?:total|consolidated)\b", re.I)
 _FOOTNOTE = re.compile(r"\s*(?:\(\s*(?:\d{1,2}|[a-z]|\*+)\s*\))+\s*$")
+_UNITS_LEAD = re.compile(r"^\s*\((?:[^()]*)\)\s*")
+_CORNER_CHARS = 40
 _QUALIFIERS = re.compile(r"\b(?:total|consolidated|segments?|reportable)\b", re.I)
 # "Revenue by reportable segment", "net sales by geographic area": the measure a header
 # cell or title line names for the breakdown under it.
@@ -294,7 +296,8 @@ def _measure_of_label(label: str) -> Metric | None:
 def _measure(total: str, parents: list[str], words: list[str], names: list[str]) -> Metric | None:
     """The measure the members break down: the total row's ("Total revenue"; "Total
     Domestic revenue" less the member it totals), else the section row over the block
-    ("Net sales:"), else the header or title naming it ("Revenue by reportable segment")."""
+    ("Net sales:"), else the header or title naming it ("Revenue by reportable segment"),
+    else the header's corner cell ("(Millions) Net Sales")."""
     label = _clean(total)
     candidates = [label]
     stripped = label
@@ -307,6 +310,8 @@ def _measure(total: str, parents: list[str], words: list[str], names: list[str])
         for part in reversed(line.split(" > ")):
             if _title(part):
                 candidates += [m.group(1) for m in _MEASURE_BY.finditer(part)]
+    # The header's corner naming the measure after its units: "(Millions) Net Sales".
+    candidates += [_UNITS_LEAD.sub("", w) for w in words[-1:] if len(w) <= _CORNER_CHARS]
     for text in candidates:
         text = text.strip(" ,:")
         if not text or normalize_label(text) in {normalize_label(n) for n in names}:
