@@ -177,6 +177,18 @@ def test_a_section_heading_the_question_names_confines_the_rows(ask) -> None:
     assert "Property and equipment" not in answer.answer  # an asset, not under Liabilities
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which year had the highest net revenues at Harbor?",  # periods are its columns
+        "What was the largest expense in Harbor's income statement in 2024?",  # none printed
+        "Which is Harbor's largest asset on the balance sheet in 2024?",  # no such section
+    ],
+)
+def test_a_ranking_no_table_holds_is_left_to_the_reading(ask, question) -> None:
+    assert ask.ask(question).retrieval.get("decided") is None
+
+
 def test_a_question_that_asks_no_ranking_goes_on_to_the_quotes(ask) -> None:
     answer = ask.ask("What drove Harbor's growth in net revenues in 2024?")
     assert answer.retrieval.get("decided") is None

@@ -65,6 +65,34 @@ _NOT_MEASURE_WORDS = """
     company fiscal year years quarter quarterly annual fy full value amount
     """
 _NOT_MEASURE = frozenset(_NOT_MEASURE_WORDS.split())
+_ASKS_PERIOD = re.compile(
+    r"\b(?:which|what)\s+(?:fiscal\s+)?(?:years?|quarters?|periods?|months?)\b|"
+    r"\bin\s+which\s+(?:fiscal\s+)?(?:year|quarter|period|month)\b"
+)
+# The thing a superlative ranks: the word after it ("the largest liability", "the highest
+# notional value").
+_THING = re.compile(
+    r"\b(?:highest|largest|biggest|greatest|lowest|smallest)\s+(?:single\s+)?([a-z]{4,})"
+)
+_BALANCE_SHEET = r"\bbalance sheets?\b|\bstatements? of financial (?:position|condition)\b"
+# A statement the question names ("in its balance sheet"), and the titles that print it.
+_STATEMENTS = (
+    (
+        re.compile(r"\bincome statements?\b|\bstatements? of (?:operations|earnings|income)\b"),
+        re.compile(r"\bstatements? of (?:consolidated )?(?:operations|earnings|income)\b", re.I),
+    ),
+    (
+        re.compile(_BALANCE_SHEET),
+        re.compile(_BALANCE_SHEET, re.I),
+    ),
+    (
+        re.compile(r"\bcash flows? statements?\b|\bstatements? of cash flows?\b"),
+        re.compile(r"\bstatements? of (?:consolidated )?cash flows?\b", re.I),
+    ),
+)
+# A reconciliation walks from one figure to another: its lines are adjustments, no
+# ranking of like things.
+_RECONCILIATION = re.compile(r"\breconcil", re.I)
 _YEARISH = re.compile(r"^(?:fy)?\d{2,4}$|^q[1-4]$", re.I)
 
 
@@ -76,6 +104,8 @@ class RankAsk:
     growth: bool  # ranked by the change against a year earlier, not by the level
     terms: tuple[str, ...]  # the measure's words, as stems
     kind: str | None  # "region", "segment" or None (any row)
+    thing: str | None = None  # what is ranked, as a stem: "liabi" in "the largest liability"
+    statement: re.Pattern[str] | None = None  # the statement the question names: its title
 
 
 @dataclass
@@ -117,8 +147,8 @@ class Ranked:
 def rank_ask(question: str, ignore: Sequence[str] = ()) -> RankAsk | None:
     """What the question ranks, or None when it asks no superlative of rows."""
     q = question.lower()
-    if not _WHICH.search(q) or NARRATIVE.search(q):
-        return None
+    if not _WHICH.search(q) or NARRATIVE.search(q) or _ASKS_PERIOD.search(q):
+        return None  # "which year had the highest ...": periods are columns, not rows
     plain = _NOT_SUPERLATIVE.sub(" ", q)  # "top line", "most recent" rank nothing
     highest = bool(LARGEST.search(plain) or _BEST.search(plain))
     lowest = bool(SMALLEST.search(plain) or SLOWEST.search(plain))
@@ -131,7 +161,11 @@ def rank_ask(question: str, ignore: Sequence[str] = ()) -> RankAsk | None:
     # "the biggest drop": the race is to the bottom, the most negative change wins.
     lowest = not SMALLEST.search(q) if declined else lowest
     kind = "region" if REGION_WORDS.search(q) else "segment" if SEGMENT_WORDS.search(q) else None
-    return RankAsk(lowest, growth, _measure_terms(q, ignore), kind)
+    thing = _THING.search(plain)
+    named = next((title for asked, title in _STATEMENTS if asked.search(q)), None)
+    return RankAsk(
+        lowest, growth, _measure_terms(q, ignore), kind, stem(thing[1]) if thing else None, named
+    )
 
 
 def _measure_terms(question: str, ignore: Sequence[str]) -> tuple[str, ...]:
@@ -272,10 +306,25 @@ def _score(ask: RankAsk, table: PrintedTable) -> float:
     if not in_head:
         return 0.0  # a row's word alone ("contracts") does not make the table the measure's
     named = in_head + sum(0.5 for t in ask.terms if t in labels and t not in head)
+    if ask.kind is None and not _names_thing(ask, table, head):
+        return 0.0
+    if ask.statement is not None and not ask.statement.search(table.words()):
+        return 0.0  # "the largest liability in its balance sheet": that table, no other
     if ask.kind is not None:  # members are named, not line items of a statement
         items = sum(1 for r in table.rows if match_label(r.label) is not None)
         named += 2.0 * (len(table.rows) - 2 * items) / len(table.rows)
     return named
+
+
+def _names_thing(ask: RankAsk, table: PrintedTable, head: set[str]) -> bool:
+    """With no segments or regions asked, the rows must be of the thing the question
+    ranks: a section of them under its heading ("Liabilities"), or a table titled for it
+    that is no reconciliation (its lines are adjustments, not things of one kind)."""
+    if ask.thing is None:
+        return False
+    if any(ask.thing in _stems(r.heading) for r in table.rows):
+        return True
+    return ask.thing in head and not _RECONCILIATION.search(table.words())
 
 
 def _rank_table(ask: RankAsk, table: PrintedTable, year: int | None) -> Ranked | None:
