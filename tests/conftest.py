@@ -205,6 +205,20 @@ def run_finrag(*args: str, env: dict[str, str] | None = None, timeout: float = 1
     )
 
 
+def asker_without_model(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator:
+    """An Asker over an ingested home with the model off (a scripted model that is never
+    asked): a module's ``ask`` fixture yields from it."""
+    from finrag.answer.pipeline import Asker
+    from finrag.config import load_settings
+    from finrag.db import open_store
+    from finrag.llm.fake import FakeLLM
+
+    monkeypatch.setenv("FINRAG_HOME", str(home))
+    settings = load_settings(answer={"use_llm": False})
+    with open_store(settings) as store:
+        yield Asker(store, settings, llm=FakeLLM([]))
+
+
 @pytest.fixture
 def store_and_settings(database_url: str):
     """A store holding two companies' small 10-Ks (tests.corpus.add_small_filings)."""

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from finrag.answer.pipeline import Asker
-from finrag.llm.fake import FakeLLM
-from tests.conftest import SHARED, ingested_home
+from tests.conftest import SHARED, asker_without_model, ingested_home
 
 PDFS = SHARED / "financebench-dev" / "pdfs"
 pytestmark = pytest.mark.skipif(
@@ -38,13 +37,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture
 def ask(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Asker]:
-    from finrag.config import load_settings
-    from finrag.db import open_store
-
-    monkeypatch.setenv("FINRAG_HOME", str(home))
-    settings = load_settings(answer={"use_llm": False})
-    with open_store(settings) as store:
-        yield Asker(store, settings, llm=FakeLLM([]))
+    yield from asker_without_model(home, monkeypatch)
 
 
 def test_each_registered_class_is_read_with_its_symbol_and_exchange(ask) -> None:

@@ -17,8 +17,7 @@ import pytest
 
 from finrag.answer.pipeline import Asker
 from finrag.answer.printed_ranking import rank, rank_ask, tables_in
-from finrag.llm.fake import FakeLLM
-from tests.conftest import ingested_home
+from tests.conftest import asker_without_model, ingested_home
 
 _RELEASE = """\
 # {name} Reports Fourth Quarter and Full Year 2024 Results
@@ -119,13 +118,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture
 def ask(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Asker]:
-    from finrag.config import load_settings
-    from finrag.db import open_store
-
-    monkeypatch.setenv("FINRAG_HOME", str(home))
-    settings = load_settings(answer={"use_llm": False})
-    with open_store(settings) as store:
-        yield Asker(store, settings, llm=FakeLLM([]))
+    yield from asker_without_model(home, monkeypatch)
 
 
 def _growth(now: str, before: str) -> Decimal:

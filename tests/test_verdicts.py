@@ -18,8 +18,7 @@ from finrag.answer.verdicts import DEFAULT_BAND, rule_for
 from finrag.facts.kpi import KpiValue, compute
 from finrag.facts.kpi_definitions import kpi
 from finrag.facts.lookup import Period
-from finrag.llm.fake import FakeLLM
-from tests.conftest import ingested_home
+from tests.conftest import asker_without_model, ingested_home
 
 _STATEMENTS = """\
 # {name} Form 10-K for the fiscal year ended December 31, 2024
@@ -152,13 +151,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture
 def ask(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Asker]:
-    from finrag.config import load_settings
-    from finrag.db import open_store
-
-    monkeypatch.setenv("FINRAG_HOME", str(home))
-    settings = load_settings(answer={"use_llm": False})
-    with open_store(settings) as store:
-        yield Asker(store, settings, llm=FakeLLM([]))
+    yield from asker_without_model(home, monkeypatch)
 
 
 def _kpi(ask: Asker, company: str, name: str, year: int) -> Decimal:

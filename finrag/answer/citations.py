@@ -13,6 +13,7 @@ from finrag.answer.numbers import Amount, found_in, material, parse_amounts
 from finrag.ingest.sentences import split_sentences
 from finrag.refs import document_fields, page_ref
 from finrag.retrieve.context import ContextChunk, page_label
+from finrag.retrieve.hybrid import Hit
 from finrag.tables import table_in_words
 from finrag.text import clip
 
@@ -152,6 +153,22 @@ def check_numbers(
             reason = "not in the cited sources" if sources else "no citation"
             problems.append(NumberProblem(sentence, amount.text, reason))
     return problems
+
+
+def hit_citation(n: int, hit: Hit, quote: str, section: str) -> Citation:
+    """Citation [n] of a quote printed in a retrieved passage."""
+    return Citation(
+        n=n,
+        document=PurePath(hit.document).stem,
+        pages=[hit.page_start, hit.page_end],
+        section=section,
+        chunk_id=hit.chunk_id,
+        quote=quote,
+        flagged=hit.flagged,
+        path=hit.document,
+        document_id=hit.document_id,
+        ocr=hit.ocr,
+    )
 
 
 def map_citations(

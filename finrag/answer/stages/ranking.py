@@ -13,7 +13,7 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
-from finrag.answer.citations import Citation
+from finrag.answer.citations import Citation, hit_citation
 from finrag.answer.extraction import CalculationOutcome
 from finrag.answer.fact_sources import calculate_outcome, number_text
 from finrag.answer.printed_ranking import PrintedTable, Ranked, Row, rank, rank_ask, tables_in
@@ -123,20 +123,8 @@ class _Citer:
         if id(row) not in self.by_row:
             n = len(self.citations) + 1
             self.by_row[id(row)] = n
-            self.citations.append(
-                Citation(
-                    n=n,
-                    document=Path(self.hit.document).stem,
-                    pages=[self.hit.page_start, self.hit.page_end],
-                    section=_title(self.table),
-                    chunk_id=self.hit.chunk_id,
-                    quote=self._quote(row),
-                    flagged=self.hit.flagged,
-                    path=self.hit.document,
-                    document_id=self.hit.document_id,
-                    ocr=self.hit.ocr,
-                )
-            )
+            citation = hit_citation(n, self.hit, self._quote(row), _title(self.table))
+            self.citations.append(citation)
         return self.by_row[id(row)]
 
     def _quote(self, row: Row) -> str:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from finrag.answer.citations import Citation
+from finrag.answer.citations import hit_citation
 from finrag.answer.fact_sources import calculate_outcome, number_text
 from finrag.answer.result import Answer
 from finrag.answer.stages import since
@@ -155,18 +155,7 @@ def _answer(question: str, pair: _Pair, started: float) -> Answer:
         f"The filing says: “{pair.sentence}” [1]."
     )
     hit = pair.hit
-    citation = Citation(
-        n=1,
-        document=Path(hit.document).stem,
-        pages=[hit.page_start, hit.page_end],
-        section=" > ".join(hit.section_path[-2:]),
-        chunk_id=hit.chunk_id,
-        quote=pair.sentence,
-        flagged=hit.flagged,
-        path=hit.document,
-        document_id=hit.document_id,
-        ocr=hit.ocr,
-    )
+    citation = hit_citation(1, hit, pair.sentence, " > ".join(hit.section_path[-2:]))
     answer = Answer(question=question, answer=text, route="text")
     answer.citations = [citation]
     answer.calculations = [outcome]
