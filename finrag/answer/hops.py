@@ -15,6 +15,7 @@ from typing import Any
 
 from finrag.answer.citations import MARK, Citation
 from finrag.answer.hop_plan import Hop, HopPlan
+from finrag.answer.numbers import material, parse_amounts, without_dates
 from finrag.answer.result import Answer
 from finrag.answer.segments import member_words
 from finrag.answer.status import FOUND_IN_SOURCE, NO_NUMBERS, REFUSED, UNSUPPORTED, VERIFIED
@@ -145,13 +146,21 @@ def _read_company(conn, run: HopRun, filters) -> str | None:
     named = list(zip(filters.matched.get("company", []), filters.companies, strict=False))
     if len(named) < 2:
         return f"hop {run.hop.n} names fewer than two companies to choose from"
+    extreme = "highest" if run.hop.pick == "max" else "lowest"
     by_value = _company_values(conn, answer, {c.id for _, c in named})
+    where = "stored"
+    if len(by_value) < len(named):  # a model's answer: the one amount it gives each
+        rate = bool(_RATE.search(run.question))
+        by_value, where = _values_in_text(answer.answer, named, rate), "stated"
     if len(by_value) == len(named) and run.hop.pick:
         best = (max if run.hop.pick == "max" else min)(by_value, key=by_value.__getitem__)
         run.entity = run.phrase = next(w for w, c in named if c.id == best)
         listed = ", ".join(f"{w} {_number(by_value[c.id])}" for w, c in named)
-        run.how = f"the {'highest' if run.hop.pick == 'max' else 'lowest'} value ({listed})"
+        run.how = f"the {extreme} {where} value ({listed})"
         return None
+    if not re.match(r"which\b", run.question, re.I):
+        return f"hop {run.hop.n}'s answer gives no one value per company to find the {extreme}"
+    # "Which had the higher ...?": the answer's verdict names the company first.
     candidates = {w: w for w, _ in named} | {c.name: w for w, c in named}
     words = _first_named(answer.answer, list(candidates))
     if words is None:
@@ -159,6 +168,25 @@ def _read_company(conn, run: HopRun, filters) -> str | None:
     run.entity = run.phrase = candidates[words]
     run.how = "the first company the answer names"
     return None
+
+
+# A measure that is a rate ranks by the percentages an answer states, anything else by
+# its other amounts ("revenue grew 12% to $9.6 billion": $9.6 billion for revenue).
+_RATE = re.compile(r"\b(?:growth|grew|margin|rate|return|yield|percent\w*|share)\b", re.I)
+
+
+def _values_in_text(text: str, named: list, rate: bool) -> dict[int, Decimal]:
+    """Each company's one amount in a written answer: the first amount of the measure's
+    kind in each clause that names that company alone; empty for a company with none or
+    with different ones."""
+    found: dict[int, set[Decimal]] = {}
+    plain = MARK.sub("", text)
+    for clause in re.split(r"[.;]\s+|,\s+(?:and|while|whereas|but|compared with)\s+", plain):
+        owners = [c.id for w, c in named if _first_named(clause, [w, c.name]) is not None]
+        amounts = [a for a in material(parse_amounts(without_dates(clause))) if a.percent == rate]
+        if len(set(owners)) == 1 and amounts:
+            found.setdefault(owners[0], set()).add(Decimal(str(amounts[0].value)))
+    return {k: next(iter(v)) for k, v in found.items() if len(v) == 1}
 
 
 def _company_values(conn, answer: Answer, ids: set[int]) -> dict[int, Decimal]:
