@@ -140,3 +140,52 @@ def test_a_model_plan_that_is_no_chain_is_one_question(store_and_settings) -> No
         )
         plan, note = plan_for(conn, NESTED, lambda: FakeLLM([{"__error__": "boom"}]))
         assert plan is None and note.startswith("the model could not plan the hops (")
+
+
+NOT_FOUND = {"answerable": False, "claims": []}
+
+
+def test_a_hop_refused_for_a_carried_period_is_asked_once_without_it(store_and_settings) -> None:
+    """Hop 2 was given "in 2023" from hop 1's clause: a refusal for it gets one corrected
+    call without that period; a second refusal gives up, saying both tries."""
+    store, settings = store_and_settings
+    llm = FakeLLM(
+        [
+            _revenues,
+            NOT_FOUND,  # "What were Globex's capital expenditures in 2023?"
+            quoted("$95 million", "Globex capital expenditures were $95 million in 2023"),
+        ]
+    )
+    asker = Asker(store, settings, llm=llm)
+    asked: list[str] = []
+
+    def ask(question, _hop):
+        asked.append(question)
+        return asker.ask(question)
+
+    with store.connect() as conn:
+        plan, _ = plan_for(conn, LOWER, None)
+    assert plan.hops[1].carried == "in 2023"
+    chain = run_chain(store, plan, LOWER, ask)
+    second = chain.runs[1]
+    assert asked[1:] == [
+        "What were Globex's capital expenditures in 2023?",
+        "What were Globex's capital expenditures?",
+    ]
+    assert second.status == "answered" and "$95 million" in second.answer.answer
+    assert second.repair.startswith("asked first with “in 2023” (refused: ")
+    assert second.repair.endswith("answered without that period")
+    assert chain.rows[1]["repair"] == second.repair
+    assert chain.rows[1]["question"] == "What were Globex's capital expenditures?"
+    assert any(f.startswith("hop 2: repaired: ") for f in chain.answer.flags)
+
+    # Refused again: the chain stops at hop 2, and says both tries.
+    llm.replies = [_revenues, NOT_FOUND, NOT_FOUND]
+    chain = run_chain(store, plan, LOWER, lambda q, _hop: asker.ask(q))
+    second = chain.runs[1]
+    assert second.status == "refused" and chain.partial
+    assert "then without it (refused: " in second.reason
+    assert chain.answer.answer.endswith(
+        "The chain stopped at hop 2 of 2: what hop 1 found is above."
+    )
+    assert llm.replies == []

@@ -87,6 +87,9 @@ class Hop:
     slot: str | None = None
     noun: str = ""  # the member's kind as the question says it: "segment", "region"
     pick: str | None = None  # "max" or "min": which value wins, when values decide
+    # The period phrase the question gave elsewhere and this hop was given ("in Q2
+    # FY2024"); not one it wrote itself. A refusal for it is worth one try without it.
+    carried: str = ""
 
     def as_dict(self) -> dict:
         return {
@@ -188,8 +191,18 @@ def _two_hops(conn: psycopg.Connection, question: str, first: str, rest: str) ->
     possessive = ref.re is _POSSESSIVE or bool(ref.lastindex and ref.group(1))
     slot = "{1}'s" if possessive else "{1}"
     hop2 = rest[: ref.start()] + slot + rest[ref.end() :]
-    plan.hops.append(Hop(2, _with_period(_upper(hop2), when), depends_on=[1]))
+    carried = when if when and not _PERIOD.search(hop2) else ""
+    plan.hops.append(Hop(2, _with_period(_upper(hop2), when), depends_on=[1], carried=carried))
     return plan
+
+
+def has_period(text: str) -> bool:
+    return bool(_PERIOD.search(text))
+
+
+def without_period(text: str, phrase: str) -> str:
+    """The question with a carried period phrase taken out."""
+    return re.sub(r"\s+" + re.escape(phrase) + r"(?=\W*$)", "", text, count=1)
 
 
 def _with_period(text: str, when: str) -> str:

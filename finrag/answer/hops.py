@@ -14,7 +14,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from finrag.answer.citations import MARK, Citation
-from finrag.answer.hop_plan import Hop, HopPlan
+from finrag.answer.hop_plan import Hop, HopPlan, has_period, without_period
 from finrag.answer.numbers import material, parse_amounts, without_dates
 from finrag.answer.result import Answer
 from finrag.answer.segments import member_words
@@ -41,6 +41,8 @@ class HopRun:
     phrase: str | None = None  # how the next hop names it ("NVIDIA's Compute And ... segment")
     how: str = ""  # how the entity was read from the answer
     reason: str = ""  # why it stopped the chain
+    carried: str = ""  # the period phrase it was given, not one its clause wrote
+    repair: str = ""  # the corrected call, when its first try was refused
 
 
 @dataclass
@@ -71,8 +73,17 @@ def run_chain(store: Store, plan: HopPlan, question: str, ask: Ask) -> Chain:
         if stopped:
             continue
         run.question = _filled(hop.question, found)
+        run.carried = hop.carried
+        if hop.depends_on and not has_period(run.question):
+            # The question names no period: the hop asks about the one its source answered.
+            when = _period_of(found[hop.depends_on[0]].answer)
+            if when:
+                run.question = f"{run.question.rstrip('?. ')} {when}?"
+                run.carried = when
         try:
             run.answer = ask(run.question, hop)
+            if run.answer.refused and run.carried:
+                _ask_again(run, ask)
         except (LLMError, FinragError) as exc:
             if hop.n == 1:
                 raise  # nothing found yet: the error is the command's, as for one question
@@ -81,7 +92,9 @@ def run_chain(store: Store, plan: HopPlan, question: str, ask: Ask) -> Chain:
             continue
         if run.answer.refused:
             run.status = REFUSED_HOP
-            run.reason = f"refused ({run.answer.refusal})"
+            run.reason = f"refused ({run.answer.refusal})" + (
+                f"; {run.repair}" if run.repair else ""
+            )
             stopped = True
             continue
         run.status = ANSWERED
@@ -96,6 +109,36 @@ def run_chain(store: Store, plan: HopPlan, question: str, ask: Ask) -> Chain:
     chain = Chain(combined, runs, plan.planner)
     chain.rows = [_row(r, combined) for r in runs]
     return chain
+
+
+def _ask_again(run: HopRun, ask: Ask) -> None:
+    """One corrected call for a hop refused for a period it was given, not one it wrote:
+    the same question without it (the store's latest for that measure). Its answer states
+    its own period; the plan says both tries."""
+    first = run.answer
+    assert first is not None
+    alternate = without_period(run.question, run.carried)
+    again = ask(alternate, run.hop)
+    tried = f"asked first with “{run.carried}” (refused: {first.refusal})"
+    if again.refused:
+        run.repair = f"{tried}, then without it (refused: {again.refusal})"
+        return
+    run.repair = f"{tried}; answered without that period"
+    run.question, run.answer = alternate, again
+    again.flags.append(f"repaired: {run.repair}")
+
+
+def _period_of(answer: Answer | None) -> str:
+    """The period a facts answer is for, as a question names it: its latest values'."""
+    values = [v for v in (answer.fact_values if answer else []) if v.get("fiscal_year")]
+    if not values:
+        return ""
+    year = max(v["fiscal_year"] for v in values)
+    latest = [v for v in values if v["fiscal_year"] == year]
+    quarters = {v.get("fiscal_quarter") for v in latest if v.get("months") == 3}
+    if len(quarters) == 1 and None not in quarters:
+        return f"in Q{quarters.pop()} FY{year}"
+    return f"in fiscal {year}"
 
 
 def _filled(template: str, found: dict[int, HopRun]) -> str:
@@ -404,6 +447,8 @@ def _row(run: HopRun, combined: Answer) -> dict[str, Any]:
     }
     if run.entity is not None:
         row["passes_on"] = {"slot": run.hop.slot, "value": run.entity, "read_as": run.how}
+    if run.repair:
+        row["repair"] = run.repair
     if run.reason:
         row["reason"] = run.reason
     return row
