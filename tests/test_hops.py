@@ -37,6 +37,8 @@ def test_the_rules_split_a_ranking_then_a_reference_and_nothing_else(store_and_s
             "Which had the higher revenue in 2023: ACME or Globex?",
             "Which company had the higher revenue in 2023, ACME or Globex?",
             "What were ACME's capital expenditures in 2023?",
+            # "it" is the revenue here, not what the ranking picked.
+            "Which company had the highest revenue in 2023 and how did it change?",
         ):
             assert plan_hops(conn, single) is None, single
             assert plan_for(conn, single, lambda: FakeLLM([])) == (None, None), single

@@ -60,7 +60,9 @@ _THE_NOUN = re.compile(
     re.I,
 )
 _POSSESSIVE = re.compile(r"\b(?:its|their)\b", re.I)
-_PRONOUN = re.compile(r"\b(?:it|they)\b", re.I)
+# A bare "it" or "they" is no reference here: "which segment had the highest revenue and
+# how did it change" asks about the revenue, one question the segment route answers.
+_ASKS = re.compile(r"\b(?:what|how|why|which|who|when|where)\b", re.I)
 # "in Q2 FY2024", "for fiscal 2025", "in the second quarter of fiscal 2024": carried to
 # each hop that names no period of its own.
 _PERIOD = re.compile(
@@ -149,11 +151,13 @@ def looks_dependent(question: str) -> bool:
         question,
         re.I,
     )
-    return bool(nested) or _reference(after) is not None
+    # Otherwise a second question after the ranking that refers back to what it picked.
+    asks = _ASKS.search(after)
+    return bool(nested) or (asks is not None and _reference(after[asks.end() :]) is not None)
 
 
 def _reference(text: str) -> re.Match | None:
-    for pattern in (_THE_NOUN, _POSSESSIVE, _PRONOUN):
+    for pattern in (_THE_NOUN, _POSSESSIVE):
         if m := pattern.search(text):
             return m
     return None
