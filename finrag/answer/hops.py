@@ -118,6 +118,8 @@ def _ask_again(run: HopRun, ask: Ask) -> None:
     first = run.answer
     assert first is not None
     alternate = without_period(run.question, run.carried)
+    if alternate == run.question:  # the phrase is not where it was put: nothing to drop
+        return
     again = ask(alternate, run.hop)
     tried = f"asked first with “{run.carried}” (refused: {first.refusal})"
     if again.refused:

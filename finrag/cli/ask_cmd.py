@@ -304,8 +304,9 @@ def print_plan(chain: Chain | None) -> None:
         style = "green" if row["status"] == "answered" else "yellow"
         line = f"{row['hop']}. {row['question']}{after}{took} · "
         out.print(Text.assemble(line, (row["status"], style)))
-        if row.get("reason"):
-            out.print(Text(f"    {row['reason']}", style="dim"))
+        for key in ("repair", "reason"):
+            if row.get(key) and not (key == "repair" and row.get("reason")):
+                out.print(Text(f"    {row[key]}", style="dim"))
 
 
 def failed_check(answer: Answer, *, strict: bool = False) -> bool:
