@@ -191,3 +191,28 @@ def test_a_hop_refused_for_a_carried_period_is_asked_once_without_it(store_and_s
         "The chain stopped at hop 2 of 2: what hop 1 found is above."
     )
     assert llm.replies == []
+
+
+def test_chat_answers_dependent_hops_as_ask_does(store_and_settings) -> None:
+    from finrag.agent.session import ChatSession
+
+    store, settings = store_and_settings
+    llm = FakeLLM(
+        [
+            _revenues,
+            quoted("$95 million", "Globex capital expenditures were $95 million in 2023"),
+            {"supported": True, "unsupported": []},  # verify: the hops' cited excerpts
+        ]
+    )
+    turn = ChatSession(store, settings, llm=llm).turn(LOWER)
+    assert turn.trace["path"] == ["contextualize", "safety", "intent", "hops", "verify"]
+    assert turn.sub_questions == [
+        "What was the revenue of Globex and ACME in 2023?",
+        "What were Globex's capital expenditures in 2023?",
+    ]
+    data = turn.as_dict()
+    assert [row["status"] for row in data["plan"]] == ["answered", "answered"]
+    assert data["plan"][0]["passes_on"]["value"] == "Globex"
+    assert "were $95 million in 2023 [3]." in turn.reply and turn.supported is True
+    assert [c.n for c in turn.citations] == [1, 2, 3]
+    assert llm.replies == []
