@@ -178,7 +178,9 @@ def _read(conn, run: HopRun, plan: HopPlan) -> str | None:
         return f"hop {run.hop.n}'s answer names no {noun} to ask about"
     owner = plan.owner or next(iter(filters.matched.get("company", [])), None)
     run.entity = name
-    run.phrase = f"{owner}'s {name} {noun}" if owner else f"the {name} {noun}"
+    # "Boeing Defense Space Security" names its owner already: no "Boeing's Boeing ...".
+    named = owner and not name.lower().startswith(owner.lower())
+    run.phrase = f"{owner}'s {name} {noun}" if named else f"the {name} {noun}"
     run.how = f"the first {noun} the answer names"
     return None
 
