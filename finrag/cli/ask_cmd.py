@@ -133,7 +133,9 @@ def ask_command(
     Each number is checked: "verified" (a stored fact, or a calculation on stored facts),
     "found in source" (printed in a cited excerpt) or "unsupported". Exit 0 with an
     answer, 7 when the filings do not hold one, 8 when a number is unsupported (with
-    --strict: any number not verified).
+    --strict: any number not verified). A question whose second part needs the first
+    part's answer is asked in hops (--json: "plan"); exit 6 when a later hop found
+    nothing after an earlier one answered.
     """
     if output_format not in _FORMATS:
         raise UsageError(f"unknown --format {output_format!r}", hint="use text, md or json")
