@@ -141,9 +141,17 @@ def test_facts_and_calculations_that_do_not_hold_are_dropped(store_and_settings)
             ],
         }
 
+    # The one corrected call (finrag.answer.repair) repeats both mistakes: given up.
+    again = {
+        "calculations": [
+            {"description": "invented", "expression": "998 - 310"},
+            {"description": "hostile", "expression": "__import__('os').getcwd()"},
+        ]
+    }
     llm = FakeLLM(
         [
             extract,
+            again,
             lambda m: (
                 "ACME's capital expenditures were $310 million "
                 f"[{excerpt_number(m, 'capital expenditures were $310')}]."
@@ -154,10 +162,63 @@ def test_facts_and_calculations_that_do_not_hold_are_dropped(store_and_settings)
     assert [f.ok for f in answer.facts] == [False, False, True]
     assert answer.facts[1].problem == "no such excerpt"
     invented, hostile = answer.calculations
-    assert invented.unsourced_inputs == ["999"]
+    assert invented.unsourced_inputs == ["998"] and invented.expression == "998 - 310"
     assert hostile.result is None and "plain calls" in hostile.error
-    prompt = llm.calls[1]["messages"][-1]["content"]
-    assert "999" not in prompt, "neither the false fact nor its calculation reach the answer"
+    # The corrected call was told what failed, each calculation in its own words.
+    fed_back = llm.calls[1]["messages"][-1]["content"]
+    assert "- invented: 999 - 310 (999 is in no excerpt)" in fed_back
+    assert "hostile" in fed_back and "plain calls of the listed functions" in fed_back
+    assert llm.calls[1]["output"] == "Recalculation"
+    assert "first try 999 - 310: 999 is in no excerpt; corrected try: 998 is in no" in (
+        invented.repair
+    )
+    prompt = llm.calls[2]["messages"][-1]["content"]
+    assert "999" not in prompt and "998" not in prompt, "no failed calculation reaches it"
+    # Given up loudly: the checks name both tries, and the answer names what failed.
+    assert any(
+        f.startswith("calculation 'invented' not used: inputs 998 are in no source (first try")
+        for f in answer.flags
+    )
+    assert answer.answer.endswith(
+        "Not calculated, after one corrected try: “invented”; “hostile” (the checks say why)."
+    )
+
+
+def test_a_failed_calculation_is_repaired_by_one_corrected_call(store_and_settings) -> None:
+    store, settings = store_and_settings
+    settings = extract_mode(settings)
+    llm = FakeLLM(
+        [
+            # A '%' the calculator refuses: the error goes back, the corrected call is used.
+            lambda m: extraction(
+                m, calculations=[{"description": "capex growth", "expression": "(310-275)/275 %"}]
+            ),
+            {
+                "calculations": [
+                    {"description": "capex growth", "expression": "percent_change(275, 310)"}
+                ]
+            },
+            lambda m: (
+                f"ACME's capital expenditures were $310 million [{excerpt_number(m, '$310')}], "
+                f"up 12.73% from $275 million [{excerpt_number(m, '$275')}]."
+            ),
+        ]
+    )
+    answer = Asker(store, settings, llm=llm).ask(
+        "What were ACME's capital expenditures in 2023 and how did they change?"
+    )
+    assert "'%' is not an operator here" in llm.calls[1]["messages"][-1]["content"]
+    (calc,) = answer.calculations
+    assert calc.error is None and calc.result == pytest.approx(12.7272727)
+    assert calc.repair.startswith("first try (310-275)/275 %: the calculator refused it")
+    assert [i["text"] for i in calc.inputs] == ["275", "310"] and all(
+        i["sources"] for i in calc.inputs
+    )
+    assert "percent_change(275, 310) = 12.73" in llm.calls[2]["messages"][-1]["content"]
+    assert any(f.startswith("calculation 'capex growth' repaired:") for f in answer.flags)
+    assert not answer.refused and "Not calculated" not in answer.answer
+    assert answer.unverified_numbers == []
+    assert answer.as_dict()["calculations"][0]["repair"] == calc.repair
 
 
 def test_unknown_company_is_refused_without_the_model(store_and_settings) -> None:

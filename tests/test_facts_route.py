@@ -703,3 +703,135 @@ def test_a_question_after_the_segments_names_lists_them_with_their_revenue(asker
     # a question naming no breakdown asks no list of one
     plain = ask.ask("What are Best Buy's total revenues in Q2 FY2024?")
     assert "reports 2 segments" not in plain.answer
+
+
+# ---- dependent hops (finrag.answer.hop_plan, finrag.answer.hops): issue 30 ----------
+
+
+def _chain(ask: Asker, question: str):
+    from finrag.answer.hop_plan import plan_for
+    from finrag.answer.hops import run_chain
+
+    with ask.store.connect() as conn:
+        plan, note = plan_for(conn, question, None)
+    assert plan is not None and note is None, question
+    return run_chain(ask.store, plan, question, lambda q, _hop: ask.ask(q))
+
+
+@pytest.mark.parametrize(
+    ("rank", "segment", "income", "mark"),
+    [("largest", "Domestic", "$329 million", 3), ("smallest", "International", "$19 million", 3)],
+)
+def test_a_dependent_question_takes_hop_1s_answer_into_hop_2(
+    asker, rank, segment, income, mark
+) -> None:
+    """Best Buy's segment note: the segment hop 1 ranks first is the one hop 2 asks about,
+    so "largest" and "smallest" get different operating incomes, each cited."""
+    ask, llm = asker
+    question = (
+        f"Which of Best Buy's segments had the {rank} revenue in Q2 FY2024, "
+        "and what was its operating income?"
+    )
+    chain = _chain(ask, question)
+    first, second = chain.runs
+    assert first.question == f"Which of Best Buy's segments had the {rank} revenue in Q2 FY2024?"
+    assert first.status == "answered" and first.entity == segment
+    assert first.answer.route == "facts" and first.answer.answer.startswith(segment)
+    assert second.question == (
+        f"What was Best Buy's {segment} segment's operating income in Q2 FY2024?"
+    )
+    assert second.status == "answered" and second.answer.route == "facts"
+    assert f"{segment} {income} [{mark}]" in second.answer.answer
+    # One numbering: hop 1 cites [1] and [2] (both segments' revenue), hop 2 goes on at [3].
+    combined = chain.answer
+    assert [c.n for c in combined.citations] == [1, 2, 3]
+    assert combined.citations[2].quote.endswith(income.split()[0].strip("$"))
+    assert combined.citations[2].pages == [13, 13]
+    assert f"(2) {second.question} " in combined.answer and f"[{mark}]" in combined.answer
+    assert not combined.refused and combined.route == "multihop"
+    assert [r["status"] for r in chain.rows] == ["answered", "answered"]
+    assert chain.rows[1]["depends_on"] == [1]
+    assert chain.rows[0]["passes_on"]["value"] == segment
+    assert llm.calls == []
+
+
+def test_ask_json_gives_the_plan_and_a_failed_hop_stops_the_chain(
+    facts_home: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "replies.json"
+    script.write_text("[]")
+    env = clean_env(
+        FINRAG_HOME=str(facts_home),
+        FINRAG_EMBED__BACKEND="hash",
+        FINRAG_LLM__BACKEND="fake",
+        FINRAG_LLM__FAKE_SCRIPT=str(script),
+    )
+    done = run_finrag(
+        "ask",
+        "Best Buy's segment with the smallest revenue in Q2 FY2024: what was its operating income?",
+        "--no-llm",
+        "--json",
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["planner"] == "rules" and data["route"] == "multihop"
+    assert [set(row) >= {"hop", "question", "depends_on", "answer", "citations", "status"}
+            for row in data["plan"]] == [True, True]  # fmt: skip
+    one, two = data["plan"]
+    assert one["question"] == "Which is Best Buy's segment with the smallest revenue in Q2 FY2024?"
+    assert one["passes_on"]["value"] == "International" and one["depends_on"] == []
+    assert two["question"] == (
+        "What was Best Buy's International segment's operating income in Q2 FY2024?"
+    )
+    assert "$19 million [3]" in two["answer"] and two["citations"][0]["n"] == 3
+
+    # Hop 2 asks for reasons, which no model is on to read: the chain stops there, says
+    # what hop 1 found, and the command exits 6 (partial).
+    partial = run_finrag(
+        "ask",
+        "Which of Best Buy's segments had the largest revenue in Q2 FY2024? "
+        "What drove that segment's margin?",
+        "--no-llm",
+        "--json",
+        env=env,
+    )
+    assert partial.returncode == ExitCode.PARTIAL, partial.stderr
+    data = json.loads(partial.stdout)
+    assert [r["status"] for r in data["plan"]] == ["answered", "refused"]
+    assert (
+        data["plan"][1]["question"]
+        == "What drove Best Buy's Domestic segment's margin in Q2 FY2024?"
+    )
+    assert data["answer"].startswith("(1) Which of Best Buy's segments had the largest revenue")
+    assert "Domestic $8,890 million [1]" in data["answer"]
+    assert data["answer"].endswith("The chain stopped at hop 2 of 2: what hop 1 found is above.")
+    assert not data["refused"] and [c["n"] for c in data["citations"]] == [1, 2]
+
+    # Hop 1 finds nothing (no filing for fiscal 2019): nothing to carry, exit 7.
+    nothing = run_finrag(
+        "ask",
+        "Which of Best Buy's segments had the largest revenue in fiscal 2019, and what was "
+        "its operating income?",
+        "--no-llm",
+        "--json",
+        env=env,
+    )
+    assert nothing.returncode == ExitCode.NO_ANSWER, nothing.stderr
+    data = json.loads(nothing.stdout)
+    assert [r["status"] for r in data["plan"]] == ["refused", "skipped"]
+    assert data["refused"] and data["plan"][1]["answer"] is None
+
+    # The text output prints the plan briefly.
+    text = run_finrag(
+        "ask",
+        "Which of Best Buy's segments had the largest revenue in Q2 FY2024, and what was its "
+        "operating income?",
+        "--no-llm",
+        env=env,
+    )
+    assert text.returncode == 0, text.stderr
+    assert "Plan (rules)" in text.stdout
+    assert "2. What was Best Buy's Domestic segment's operating income in Q2 FY2024? (uses 1)" in (
+        text.stdout
+    )

@@ -4,8 +4,9 @@
                        │               ├─▶ clarify ─▶ END | answer (vague)
                        ▼               ├─▶ answer ─▶ verify ─┬─▶ END
                       END              │                     └─▶ retry ─▶ verify
-                                       └─▶ decompose ─▶ subanswer ─▶ residue ─┬─▶ subanswer
-                                                                              └─▶ combine ─▶ verify
+                                       ├─▶ decompose ─▶ subanswer ─▶ residue ─┬─▶ subanswer
+                                       │                                      └─▶ combine ─▶ verify
+                                       └─▶ hops ─▶ END | verify   (dependent hops, as `ask`)
 
 Deterministic checks come first wherever they can decide (the database says which
 companies and years exist; rules catch greetings, garble and unsafe requests); the model
@@ -31,6 +32,8 @@ from finrag.agent.schemas import (
 )
 from finrag.agent.state import Pending, TurnState
 from finrag.answer.citations import check_numbers, map_citations
+from finrag.answer.hop_plan import plan_for
+from finrag.answer.hops import run_chain
 from finrag.answer.pipeline import Asker
 from finrag.answer.safety import safety_reply
 from finrag.db.documents import describe_coverage, store_coverage
@@ -103,6 +106,7 @@ class ChatGraph:
             "subanswer": self.subanswer,
             "residue": self.residue,
             "combine": self.combine,
+            "hops": self.hops,
             "answer": self.answer,
             "verify": self.verify,
             "retry": self.retry,
@@ -175,6 +179,14 @@ class ChatGraph:
         else:
             self._classify(s)
         if s.intent == "relevant":
+            with self.asker.store.connect() as conn:
+                s.hop_plan, note = plan_for(conn, s.standalone, lambda: self.llm)
+                conn.rollback()
+            if note:
+                s.flags.append(note)
+            if s.hop_plan is not None:
+                hops = len(s.hop_plan.hops)
+                return "hops", f"relevant ({s.intent_reason}); {hops} dependent hops"
             multi = len(s.filters.companies) >= 2 or (
                 len(s.filters.years) >= 2 and _COMPARE.search(s.standalone)
             )
@@ -329,6 +341,30 @@ class ChatGraph:
         return "verify", f"query: {rewrite.query}"
 
     # -- several hops ----------------------------------------------------------------
+
+    def hops(self, s: TurnState) -> tuple[str, str]:
+        """A question whose later part needs an earlier part's answer: the hops in order,
+        as `ask` runs them (finrag.answer.hops); each cites, and a refused hop stops."""
+
+        def ask(question: str, _hop) -> Any:
+            self.on_event(f"hop: {question}")
+            return self.asker.ask(question, on_event=self.on_event)
+
+        chain = run_chain(self.asker.store, s.hop_plan, s.standalone, ask)
+        s.plan = chain.rows
+        s.sub_questions = [r.question for r in chain.runs]
+        self._take(s, chain.answer)
+        # A rewritten search for the whole question would answer one hop, not the chain.
+        s.retried = True
+        done = [r for r in chain.runs if r.status == "answered"]
+        summary = f"{len(done)} of {len(chain.runs)} hops answered"
+        if chain.answer.refused:
+            return END, f"{summary}; refused: {chain.answer.refusal}"
+        if all(r.answer.route == "facts" for r in done):
+            s.supported = True  # stored cells and calculations on them, as one facts answer
+            s.settle_numbers()
+            return END, summary
+        return "verify", summary
 
     def decompose(self, s: TurnState) -> tuple[str, str]:
         questions: list[str] = []

@@ -108,6 +108,7 @@ class ChatSession:
             trace=trace.as_dict(),
             clarifying=state.next_pending is not None,
             series=[s for a in (state.answer, *state.sub_answers) if a for s in a.series],
+            plan=state.plan,
         )
         if (persona := self.persona) is not None:  # its KPIs for what the turn asked about
             with self.store.connect() as conn:

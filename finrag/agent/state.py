@@ -48,6 +48,10 @@ class TurnState:
     sub_questions: list[str] = field(default_factory=list)
     sub_answers: list[Answer] = field(default_factory=list)
     depth: int = 0
+    # Dependent hops (finrag.answer.hop_plan): the plan, then each hop's row as `ask
+    # --json` gives it; the combined answer is ``answer``.
+    hop_plan: Any = None
+    plan: list[dict[str, Any]] = field(default_factory=list)
     answer: Answer | None = None  # the single-hop answer being verified
     reply: str = ""
     citations: list[Citation] = field(default_factory=list)
@@ -114,6 +118,7 @@ class TurnResult:
     persona: PersonaKpis | None = None  # the persona's KPIs, with `chat --persona`
     # The facts-route answers' measures over several periods (finrag.answer.result.Answer).
     series: list[dict[str, Any]] = field(default_factory=list)
+    plan: list[dict[str, Any]] = field(default_factory=list)  # dependent hops, when asked so
 
     @property
     def verified(self) -> bool | None:
@@ -148,4 +153,5 @@ class TurnResult:
             }
             | ({"persona": self.persona.as_dict()} if self.persona else {})
             | ({"series": self.series} if self.series else {})
+            | ({"plan": self.plan} if self.plan else {})
         )

@@ -84,6 +84,9 @@ class CalculationOutcome:
     error: str | None = None
     unsourced_inputs: list[str] = field(default_factory=list)
     inputs: list[dict] = field(default_factory=list)  # {text, value, sources: [n, ...]}
+    # Set when a first try failed and one corrected call was made (finrag.answer.repair):
+    # what the first try got wrong, and the corrected try's failure if it failed too.
+    repair: str | None = None
 
     @property
     def formatted(self) -> str | None:
@@ -98,6 +101,7 @@ class CalculationOutcome:
             "error": self.error,
             "unsourced_inputs": self.unsourced_inputs,
             "inputs": self.inputs,
+            "repair": self.repair,
         }
 
 

@@ -13,6 +13,8 @@ from rich.text import Text
 
 from finrag.answer.citations import Citation
 from finrag.answer.extraction import CalculationOutcome
+from finrag.answer.hop_plan import Hop, HopPlan, plan_for
+from finrag.answer.hops import Chain, run_chain
 from finrag.answer.markdown import answer_markdown
 from finrag.answer.pipeline import Answer, Asker
 from finrag.answer.safety import declined_answer
@@ -131,7 +133,9 @@ def ask_command(
     Each number is checked: "verified" (a stored fact, or a calculation on stored facts),
     "found in source" (printed in a cited excerpt) or "unsupported". Exit 0 with an
     answer, 7 when the filings do not hold one, 8 when a number is unsupported (with
-    --strict: any number not verified).
+    --strict: any number not verified). A question whose second part needs the first
+    part's answer is asked in hops (--json: "plan"); exit 6 when a later hop found
+    nothing after an earlier one answered.
     """
     if output_format not in _FORMATS:
         raise UsageError(f"unknown --format {output_format!r}", hint="use text, md or json")
@@ -178,6 +182,7 @@ def ask_command(
     else:
         out.print(Text(answer.answer))
         print_series_chart(answer.series)
+        print_plan(outcome.chain)
         print_sources(answer)
         print_persona(view)
     if png is not None:
@@ -190,6 +195,7 @@ class AskOutcome:
     answer: Answer
     view: PersonaKpis | None
     report: Report  # the JSON of --json, and how the command ends
+    chain: Chain | None = None  # a question answered in dependent hops
 
 
 def ask_outcome(
@@ -227,26 +233,51 @@ def ask_outcome(
     # runner, may have seen an earlier one in the same process).
     earlier_crash = crashed_model()
     # Screened first, as `chat` screens each turn: a declined request is never searched.
-    answer, view = declined_answer(question), None
+    answer, view, chain = declined_answer(question), None, None
     if answer is None:
         with opened(settings) as store:
             if on_event is not None:
                 on_event("retrieving")
-            answer = Asker(store, settings).ask(
-                question,
-                k=k,
-                overrides={"company": company, "year": year, "quarter": quarter, "form": form},
-                on_token=lambda _piece: tick(),
-                on_event=on_event,
-                on_progress=lambda _piece: tick(),
-                strict_filters=strict_filters,
-                use_cache=not no_cache,
-            )
+            asker = Asker(store, settings)
+            overrides = {"company": company, "year": year, "quarter": quarter, "form": form}
+
+            def ask(text: str, hop: Hop | None = None) -> Answer:
+                # A hop asking about the company an earlier hop picked is not held to --company.
+                picked = hop is not None and _takes_company(hop, plan)
+                return asker.ask(
+                    text,
+                    k=k,
+                    overrides={**overrides, "company": None} if picked else overrides,
+                    on_token=lambda _piece: tick(),
+                    on_event=on_event,
+                    on_progress=lambda _piece: tick(),
+                    strict_filters=strict_filters,
+                    use_cache=not no_cache,
+                )
+
+            with store.connect() as conn:
+                model = (lambda: asker.llm) if settings.answer.use_llm else None
+                plan, note = plan_for(conn, question, model)
+                conn.rollback()
+            if plan is None:
+                answer = ask(question)
+                if note:
+                    answer.flags.append(note)
+            else:
+                if on_event is not None:
+                    on_event(f"{len(plan.hops)} hops planned ({plan.planner})")
+                chain = run_chain(store, plan, question, ask)
+                answer = chain.answer
             view = persona_view(store, settings, answer)
-    report = Report(with_persona_json(answer.as_dict(), view))
+    data = with_persona_json(answer.as_dict(), view)
+    if chain is not None:
+        data = {**data, "planner": chain.planner, "plan": chain.rows}
+    report = Report(data)
     crash = crashed_model()
     if crash is not None and crash is not earlier_crash:  # the answer is the facts' alone
         report.problem = crash
+    elif chain is not None and chain.partial:
+        report.exit_code = ExitCode.PARTIAL
     elif answer.refused and answer.route == "declined":
         report.problem = NothingFound(f"declined ({answer.refusal}): the reply says why")
     elif answer.refused:
@@ -256,7 +287,28 @@ def ask_outcome(
         )
     elif failed_check(answer, strict=strict):
         report.exit_code = ExitCode.UNVERIFIED
-    return AskOutcome(answer, view, report)
+    return AskOutcome(answer, view, report, chain)
+
+
+def _takes_company(hop: Hop, plan: HopPlan | None) -> bool:
+    return plan is not None and any(plan.hops[n - 1].slot == "company" for n in hop.depends_on)
+
+
+def print_plan(chain: Chain | None) -> None:
+    """The hops, briefly: what each asked, what it passed on, how it ended."""
+    if chain is None:
+        return
+    out.print(Text(f"\nPlan ({chain.planner})", style="bold"))
+    for row in chain.rows:
+        after = f" (uses {', '.join(map(str, row['depends_on']))})" if row["depends_on"] else ""
+        passed = row.get("passes_on")
+        took = f" → {passed['value']}" if passed else ""
+        style = "green" if row["status"] == "answered" else "yellow"
+        line = f"{row['hop']}. {row['question']}{after}{took} · "
+        out.print(Text.assemble(line, (row["status"], style)))
+        for key in ("repair", "reason"):
+            if row.get(key) and not (key == "repair" and row.get("reason")):
+                out.print(Text(f"    {row[key]}", style="dim"))
 
 
 def failed_check(answer: Answer, *, strict: bool = False) -> bool:

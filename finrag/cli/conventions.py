@@ -94,6 +94,11 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
             'finrag ask "Best Buy revenue Q2 FY2024" --format md > answer.md',
             "the answer and its sources as Markdown",
         ),
+        (
+            "finrag ask \"Which of Best Buy's segments had the largest revenue in Q2 FY2024, "
+            'and what was its operating income?" -j | jq .plan',
+            "dependent hops: the second asks about what the first found",
+        ),
     ),
     "chat": (
         ("finrag chat", "a new conversation (/help lists its commands)"),

@@ -21,6 +21,7 @@ from finrag.answer.extraction import (
     longest_json,
     run_calculations,
 )
+from finrag.answer.repair import extraction_text, given_up, repair_calculations
 from finrag.answer.result import Answer
 from finrag.answer.stages import count, since
 from finrag.answer.stages.check import cite
@@ -64,8 +65,9 @@ def extract_and_write(
 ) -> Answer:
     """Extract facts from the excerpts, calculate, write the answer and check it."""
     t0 = time.perf_counter()
+    asked = load_prompt("extract").messages(question=question, context=render_context(context))
     extracted = llm.chat(
-        load_prompt("extract").messages(question=question, context=render_context(context)),
+        asked,
         output=Extraction,
         max_tokens=EXTRACTION_BUDGET,
         on_token=on_progress,
@@ -75,6 +77,12 @@ def extract_and_write(
     extraction: Extraction = extracted.data
     answer.facts = check_facts(extraction.facts, context)
     answer.calculations = run_calculations(extraction.calculations, context)
+    # A failed calculation gets one corrected call with its error fed back.
+    answer.calculations, repaired = repair_calculations(
+        llm, asked, extraction_text(extraction), answer.calculations, context
+    )
+    if repaired is not None:
+        count(answer, repaired)
     if mixed is not None:  # the store's numbers first: the model's only add to them
         shown = {c.n for c in context}  # a tagged fact may have no excerpt to cite
         answer.facts = [f for f in mixed.facts if f.source in shown] + answer.facts
@@ -89,13 +97,16 @@ def extract_and_write(
         if f.moved_from is not None
     ]
     for c in answer.calculations:
+        tried = f" ({c.repair})" if c.repair else ""
         if c.error:
-            answer.flags.append(f"calculation '{c.description}' failed: {c.error}")
+            answer.flags.append(f"calculation '{c.description}' failed: {c.error}{tried}")
         elif c.unsourced_inputs:
             answer.flags.append(
                 f"calculation '{c.description}' not used: inputs "
-                f"{', '.join(c.unsourced_inputs)} are in no source"
+                f"{', '.join(c.unsourced_inputs)} are in no source{tried}"
             )
+        elif c.repair:
+            answer.flags.append(f"calculation '{c.description}' repaired: {c.repair}")
 
     # No fact survived the check against its excerpt: whatever the model wrote next
     # would rest on nothing we can show, so say so instead (a wrong figure costs more
@@ -143,7 +154,7 @@ def extract_and_write(
         )
     answer.unverified_numbers = [asdict(p) for p in problems]
     answer.timings["answer"] = since(t0)
-    answer.answer = text
+    answer.answer = text + given_up(answer.calculations)
     cite(answer, context)
     answer.timings["total"] = since(started)
     return answer
