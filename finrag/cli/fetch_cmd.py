@@ -90,11 +90,10 @@ def _progress(event: FetchEvent) -> None:
 
 
 def _print_fetch_summary(report: FetchReport) -> None:
-    fetched = sum(r.size for r in report.results if r.status == FETCHED)
-    parts = [
-        f"{report.count(FETCHED)} fetched ({_size(fetched)})",
-        f"{report.count(CACHED)} already there",
-    ]
+    size = sum(r.size for r in report.results if r.status == FETCHED)
+    fetched = report.count(FETCHED)
+    parts = [f"{fetched} fetched" + (f" ({_size(size)})" if fetched else "")]
+    parts.append(f"{report.count(CACHED)} already there")
     if report.count(FAILED):
         parts.append(f"{report.count(FAILED)} failed")
     err.print(
