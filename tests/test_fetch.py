@@ -375,10 +375,13 @@ def test_a_missing_document_fails_that_filing_only(edgar_standin, tmp_path: Path
 
 @pytest.mark.slow
 def test_fetched_filings_are_ingested_into_the_store(
-    edgar_standin, home: Path, capsys, monkeypatch: pytest.MonkeyPatch
+    edgar_standin, database_url: str, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.conftest import _PARSED, _share_parsed
 
+    home = tmp_path / "home"
+    monkeypatch.setenv("FINRAG_HOME", str(home))
+    monkeypatch.setenv("FINRAG_DATABASE_URL", database_url)  # a fresh database, real Postgres
     monkeypatch.setenv("FINRAG_INGEST__WORKERS", "0")
     settings = load_settings()
     _share_parsed(_PARSED, settings.cache_dir / "parsed")  # parsed once per test run
