@@ -24,6 +24,9 @@ class Recorded:
 
     requests: list[tuple[str, str]] = field(default_factory=list)  # (path, User-Agent)
     missing: set[str] = field(default_factory=set)  # paths answered 404
+    # Paths whose body stops halfway until ``release`` is set (an interrupted download).
+    stall: set[str] = field(default_factory=set)
+    release: threading.Event = field(default_factory=threading.Event)
 
     def paths(self, prefix: str = "") -> list[str]:
         return [p for p, _ in self.requests if p.startswith(prefix)]
@@ -54,6 +57,11 @@ def _handler(recorded: Recorded) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            if self.path in recorded.stall:
+                self.wfile.write(body[: len(body) // 2])
+                self.wfile.flush()
+                recorded.release.wait(30)
+                return  # the connection closes short of Content-Length
             self.wfile.write(body)
 
         def log_message(self, *args: object) -> None:
@@ -72,6 +80,7 @@ def edgar_server() -> Iterator[tuple[str, Recorded]]:
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", recorded
     finally:
+        recorded.release.set()
         server.shutdown()
         server.server_close()
 

@@ -127,6 +127,51 @@ def test_a_second_run_downloads_nothing_and_a_lost_file_is_fetched_again(
     ][0]
 
 
+def test_ctrl_c_mid_download_exits_130_leaving_no_partial_file(
+    edgar_standin, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    edgar_standin.stall.add(AAPL_10Q)
+    dest = tmp_path / "filings"
+    part = dest / "AAPL" / ".aapl-10-q-2025-08-01.htm.part"
+    argv = ["AAPL", "--since", "2022", "--no-ingest", "--dest", str(dest)]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "finrag", "fetch", *argv],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (part.exists() and part.stat().st_size) and child.poll() is None:
+        assert time.monotonic() < deadline, "the download never started"
+        time.sleep(0.05)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == ExitCode.INTERRUPTED, err
+    assert "interrupted" in err and "run the same command again" in err
+    assert set(tree(dest)) == {MANIFEST, "AAPL/aapl-10-k-2024-11-01.htm"}
+
+    edgar_standin.stall.clear()
+    resumed = subprocess.run(
+        [sys.executable, "-m", "finrag", "fetch", *argv, "--json"],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert [f["status"] for f in json.loads(resumed.stdout)["filings"]] == ["cached", "fetched"]
+    assert set(tree(dest)) == {MANIFEST, *(p for p in LAYOUT if p.startswith("AAPL/"))}
+
+
 def replay(
     seen: list[str], *, cut: str | None = None, extra: dict[str, bytes] | None = None
 ) -> httpx.MockTransport:
