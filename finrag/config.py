@@ -411,6 +411,41 @@ class ServeSettings(BaseModel):
     )
 
 
+class FetchSettings(BaseModel):
+    """`finrag fetch`: filings downloaded from SEC EDGAR, under the SEC's fair-access rules."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_agent: str | None = Field(
+        None,
+        description="Who you are to the SEC, with a contact e-mail ('Jane Doe jane@example.com'): "
+        "sent as the User-Agent of every request, as the SEC requires; fetch refuses to run "
+        "without it.",
+    )
+    dest: Path | None = Field(
+        None,
+        description="Folder fetched filings go to (one folder per ticker); unset = HOME/filings.",
+    )
+    requests_per_second: float = Field(
+        10.0, gt=0, le=10, description="Requests to the SEC per second, at most 10 (its limit)."
+    )
+    retries: int = Field(
+        4,
+        ge=0,
+        le=10,
+        description="Tries again after a 429, a 5xx or a timeout, waiting 1, 2, 4... s.",
+    )
+    timeout_s: float = Field(30.0, gt=0, description="Seconds to wait for the SEC to answer.")
+    sec_url: str = Field(
+        "https://www.sec.gov",
+        description="Where company_tickers.json and the filings' Archives are (a mirror, or "
+        "recorded responses in tests).",
+    )
+    data_url: str = Field(
+        "https://data.sec.gov", description="Where the submissions JSON of each company is."
+    )
+
+
 class Settings(BaseSettings):
     """Every setting finrag reads; see ``finrag config show``."""
 
@@ -436,6 +471,7 @@ class Settings(BaseSettings):
     chat: ChatSettings = Field(default_factory=ChatSettings, description="Chat sessions.")
     llm: LLMSettings = Field(default_factory=LLMSettings, description="Language model.")
     serve: ServeSettings = Field(default_factory=ServeSettings, description="Local HTTP API.")
+    fetch: FetchSettings = Field(default_factory=FetchSettings, description="SEC EDGAR downloads.")
 
     # The settings ("answer.k") a source gave (the file, the environment, an override):
     # a mode leaves them as given.

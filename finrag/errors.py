@@ -23,6 +23,7 @@ class ExitCode(IntEnum):
     # An answer states a number that is in no cited excerpt and no calculation (``ask``;
     # with --strict also a number only "found in source", not traced to a stored fact).
     UNVERIFIED = 8
+    NETWORK = 9  # a remote service (SEC EDGAR for `fetch`) unreachable, refusing or failing
     INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 
@@ -85,6 +86,13 @@ class NothingFound(FinragError):
 
 class FilterUnmatched(NothingFound):
     """--strict-filters: no filing matches a filter the question or a flag set."""
+
+
+class ServiceUnavailable(FinragError):
+    """A remote service finrag was asked to use (SEC EDGAR for `fetch`) cannot be reached,
+    refuses, or keeps failing after retries."""
+
+    exit_code = ExitCode.NETWORK
 
 
 class ModelNotAvailable(FinragError):

@@ -37,6 +37,7 @@ app = typer.Typer(
 # name -> (module in finrag.cli, attribute, a group of subcommands); in help's order.
 COMMANDS: dict[str, tuple[str, str, bool]] = {
     "ingest": ("ingest_cmd", "ingest_command", False),
+    "fetch": ("fetch_cmd", "fetch_command", False),
     "search": ("search_cmd", "search_command", False),
     "grep": ("grep_cmd", "grep_command", False),
     "ask": ("ask_cmd", "ask_command", False),

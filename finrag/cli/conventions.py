@@ -70,6 +70,17 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("finrag ingest ~/filings --rebuild -j", "re-embed all, a JSON report on stdout"),
         ("finrag ingest ~/filings --watch", "keep the store in step as files come and go"),
     ),
+    "fetch": (
+        (
+            "finrag fetch AAPL MSFT --forms 10-K,10-Q --since 2022",
+            "download from SEC EDGAR, then ingest",
+        ),
+        ("finrag fetch 320193 --forms 10-K --no-ingest -j", "by CIK, download only, as JSON"),
+        (
+            'FINRAG_FETCH__USER_AGENT="Jane Doe jane@example.com" finrag fetch NVDA',
+            "who you are to the SEC (or fetch.user_agent in config.toml)",
+        ),
+    ),
     "search": (
         ('finrag search "Best Buy revenue Q2 2024"', "filters read from the question"),
         ('finrag search "gross margin" -c "Best Buy" -k 5', "top 5 pages of one company"),
@@ -271,6 +282,7 @@ ARGUMENT_WORDS = {
     "refs": "DOC",
     "dataset": "FILE",
     "target": "CITATION|DOC",
+    "tickers": "TICKER",
 }
 
 # Options by long flag, where the type alone would not say what is expected.
@@ -305,6 +317,9 @@ OPTION_WORDS = {
     "--host": "ADDRESS",
     "--port": "N",
     "--token": "TOKEN",
+    "--forms": "FORMS",
+    "--since": "YEAR|DATE",
+    "--dest": "DIR",
 }
 # Per command where a flag means something else there.
 COMMAND_OPTION_WORDS = {("eval retrieval", "--k"): "LIST", ("chat", "--input"): "FILE"}
