@@ -694,6 +694,19 @@ def test_a_wording_that_turns_the_movement_around_is_refused() -> None:
     assert "went down" in check_phrasing(template, turned)
 
 
+def test_a_segment_question_after_an_adjusted_figure_is_not_answered_from_reported_ones(
+    asker,
+) -> None:
+    ask, _ = asker
+    # The store holds reported segment revenue only: organic or ex-acquisition growth is not it.
+    for question in (
+        "Which of Best Buy's segments grew fastest organically in Q2 FY2024?",
+        "Excluding acquisitions, which Best Buy segment grew its revenue fastest in Q2 FY2024?",
+    ):
+        answer = ask.ask(question)
+        assert answer.route != "facts", answer.answer
+
+
 def test_a_question_after_the_segments_names_lists_them_with_their_revenue(asker) -> None:
     ask, _ = asker
     listed = ask.ask("What are Best Buy's reportable segments in Q2 FY2024?")

@@ -53,6 +53,11 @@ _STANDARD_AXES = (SEGMENT_AXIS, GEOGRAPHY_AXIS, PRODUCT_AXIS)
 _PRODUCT_WORDS = re.compile(
     r"\bproducts?\b|\bcategor(?:y|ies)\b|\bproduct lines?\b|\b(?:end )?markets?\b|\bplatforms?\b"
 )
+# A figure other than the one reported: the facts hold the reported members only.
+_ADJUSTED = re.compile(
+    r"\b(?:organic(?:ally)?|adjusted|non ?gaap|core|constant currency|excluding|exclude[sd]?|"
+    r"pro forma|like for like|same store|comparable)\b"
+)
 # The measures a list of members is shown with, in order: the first the breakdown reports.
 _LISTED_BY = ("revenue", "operating_income", "pretax_income")
 # A question after the members' names: "what are its segments", "which regions does it
@@ -131,6 +136,8 @@ def answer_segments(
     key = re.sub(r"[-/]", " ", question.lower())
     if NARRATIVE.search(key):
         return None  # what a filing says about a segment: the text route
+    if _ADJUSTED.search(key):
+        return None  # "excluding acquisitions", "organic": not the reported figures held
     listing = _measure(key) is None and bool(_ASKS_NAMES.search(key))
     # "What are X's reportable segments?": the members named, with the revenue each
     # reports (the figure that shows which ones the company "primarily" operates in).
