@@ -525,3 +525,17 @@ def test_untraceable_numbers_of_a_facts_answer() -> None:
     mixed = answer("Sales were $383,285 million [1].", "mixed", fact_values=sales)
     mixed.unverified_numbers = [problem]
     assert untraceable_numbers(mixed) == ["$12 million"]
+
+
+def test_a_text_facts_own_numbers_and_a_statute_section_are_no_untraceable_figures() -> None:
+    from finrag.answer.extraction import CheckedFact
+    from finrag.answer.result import Answer
+
+    title = "Common Shares (par value $0.20 per Share)"
+    answer = Answer(
+        question="q",
+        answer=f"Registered under Section 12(b): {title} [1], 3 classes in all.",
+        route="facts",
+        facts=[CheckedFact(source=1, quote=title, value=title, ok=True)],
+    )
+    assert untraceable_numbers(answer) == ["3"]  # the count no fact gave still shows

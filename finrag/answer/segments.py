@@ -417,7 +417,7 @@ def _compose(
             opening = f"{items[0].name} was {owner}'s {word} {what} by {noun} in {label}. "
         elif listing:
             names = ", ".join(r.name for r in items)
-            opening = f"{owner} reports {len(items)} {what}s for {label}: {names}. "
+            opening = f"{owner} reports these {what}s for {label}: {names}. "
         text = opening + f"{owner}'s {noun} in {label} by {what}: " + "; ".join(parts) + "."
     return sources.answer(question, text, calculations, [FLAG, f"from dimensional facts ({axis})"])
 
