@@ -137,6 +137,8 @@ def test_the_reply_schema_holds_sources_to_the_quotes_shown() -> None:
 def test_a_question_after_one_pick_gets_one_claim() -> None:
     assert asks_one_pick("Which segment had the largest operating income for ACME in 2023?")
     assert not asks_one_pick("What drove ACME's revenue growth in 2023?")
+    assert not asks_one_pick("What drove the change in Best Buy's gross margin in 2023?")
+    assert asks_one_pick("Which region grew fastest at ACME?")
     schema = json_schema(reply_model([1, 2], yes_no=False, max_claims=1))
     assert schema["properties"]["claims"]["maxItems"] == 1
     # compose holds such a question to it: a second candidate does not fit the reply.

@@ -6,6 +6,7 @@ small Markdown 10-K with Apple's statement of operations."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -336,6 +337,27 @@ def test_a_reason_question_takes_the_mixed_route_with_the_facts_first(model_aske
     assert answer.unverified_numbers == []
     assert answer.citations[0].document == "BESTBUY_2024Q2_10Q"
     assert driver in answer.evidence[-1]["quote"] and answer.evidence[-1]["page"] == 18
+
+
+def test_a_reason_that_turns_the_figures_move_around_is_removed(model_asker) -> None:
+    ask, llm = model_asker
+
+    def reply(messages: list[dict]) -> dict:
+        # Both claims rest on the last quote shown; the first says the margin fell.
+        shown = "\n".join(str(m["content"]) for m in messages)
+        n = max(int(k) for k in re.findall(r"^\[(\d+)\] ", shown, re.M))
+        said = ["The decline in gross margin came from membership.", "Services grew."]
+        return {"answerable": True, "claims": [{"text": t, "source": n} for t in said]}
+
+    llm.replies = [reply]
+    answer = ask.ask(
+        "What drove the change in Best Buy's gross margin from Q2 FY2023 to Q2 FY2024?"
+    )
+    assert answer.route == "mixed", answer.retrieval["route_reason"]
+    assert " up " in answer.answer.split("Services grew")[0], answer.answer  # 22.1% -> 23.2%
+    assert "decline in gross margin" not in answer.answer
+    assert "Services grew" in answer.answer
+    assert any("turns the move around" in f for f in answer.flags)
 
 
 def test_chat_takes_the_facts_route_and_says_so_in_its_trace(model_asker) -> None:

@@ -376,6 +376,12 @@ class Asker:
         claims, problems = check.without_unsupported(
             [c for c, _ in composed.claims], quotes, answer.facts, answer.calculations
         )
+        if mixed is not None:
+            claims, turned = check.without_contrary(claims, mixed.answer, question)
+            answer.flags += [f"removed: a reason that turns the move around: {c}" for c in turned]
+            if not claims and turned:
+                why = "the reasons the model wrote said the measure moved the other way"
+                return routing.figures_only(answer, mixed, why, started)
         text = compose.write(composed, chosen, claims)
         if not text and mixed is None and evidence.asks_for_figure(question):
             # A figure was asked and no quote holds the one the model wrote: the best

@@ -297,6 +297,9 @@ def _change_plan(found: list[Measure], old: Period, new: Period, key: str) -> Qu
     plan = QuestionPlan(measures=found, periods=[old, new], operation="change")
     if _YES_NO.match(key) and (direction := _direction(key)) in ("up", "down"):
         plan.yes_no = direction
+    # "What drove the change from Q2 FY2023 to Q2 FY2024?": the reasons too (mixed route).
+    plan.wants_reasons = bool(_REASONS.search(key))
+    plan.narrative = bool(_NARRATIVE.search(key))
     return plan
 
 

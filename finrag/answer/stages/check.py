@@ -5,6 +5,7 @@ citations are mapped to document and page; the quotes the answer rests on become
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import PurePath
@@ -47,6 +48,49 @@ def without_unsupported(
         else:
             kept.append(claim)
     return kept, problems
+
+
+def without_contrary(
+    claims: Sequence[str], figures: str, question: str
+) -> tuple[list[str], list[str]]:
+    """The mixed route's reasons less those that say the asked measure moved the other
+    way from the stored figures ("the increase in operating margin" under figures that
+    went down): the small model reads "partially offset by" as the cause."""
+    moved = _movement(figures)
+    if moved is None:
+        return list(claims), []
+    kept, turned = [], []
+    asked = question.lower()
+    for claim in claims:
+        said = [
+            m
+            for m in _MOVE_OF.finditer(claim.lower())
+            if _direction_word(m[1]) not in (None, moved) and m[2].strip() in asked
+        ]
+        (turned if said else kept).append(claim)
+    return kept, turned
+
+
+def _movement(figures: str) -> str | None:
+    up, down = bool(_UP.search(figures)), bool(_DOWN.search(figures))
+    return "up" if up and not down else "down" if down and not up else None
+
+
+def _direction_word(word: str) -> str | None:
+    return "up" if _UP_NOUN.fullmatch(word) else "down" if _DOWN_NOUN.fullmatch(word) else None
+
+
+# How the facts route words a move ("down 1.7 percentage points", "went up by 3.0%").
+_UP = re.compile(r"\b(?:went up|up \d|up by|rose|increased|grew)\b")
+_DOWN = re.compile(r"\b(?:went down|down \d|down by|fell|decreased|declined)\b")
+_UP_NOUN = re.compile(r"increases?|improvements?|rises?|expansions?|gains?|growth")
+_DOWN_NOUN = re.compile(r"decreases?|declines?|drops?|contractions?|deteriorations?|falls?")
+# "the increase in operating margin": a move and the measure it is of (two words at most).
+_MOVE_OF = re.compile(
+    r"\b(increases?|improvements?|rises?|expansions?|gains?|growth|decreases?|declines?|"
+    r"drops?|contractions?|deteriorations?|falls?)\s+(?:in|of)\s+(?:the\s+|its\s+)?"
+    r"((?:[a-z&-]+\s+)?[a-z&-]+)"
+)
 
 
 def removed_note(problems: Sequence[NumberProblem]) -> str:

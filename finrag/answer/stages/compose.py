@@ -32,9 +32,12 @@ _MARKS = re.compile(r"\s*\[\d+(?:\s*[,;]\s*\d+)*\]")
 
 
 # A question after one pick: "which segment grew fastest", "what was the largest ...".
+# A superlative after "the" ("had the largest", "performed the best"): not a name that
+# holds one ("Best Buy").
 _ONE_PICK = re.compile(
-    r"\b(which|what)\b.{0,80}\b(highest|lowest|largest|smallest|biggest|most|least|best|"
-    r"worst|fastest|slowest|greatest|weakest|strongest|top)\b",
+    r"\b(which|what)\b.{0,80}(?:\bthe\s+(?:\w+\s+)?(highest|lowest|largest|smallest|biggest|"
+    r"most|least|best|worst|fastest|slowest|greatest|weakest|strongest|top)\b|"
+    r"\b(?:fastest|slowest)\b)",
     re.I,
 )
 
