@@ -1,0 +1,309 @@
+"""`finrag analyze` (persona analysis) and `finrag research` (a memo read in rounds), on a
+real embedded store holding Apple's FY2024 and Netflix's FY2024 10-Ks, ingested once for
+the module (the same filings as test_kpi_cmd, so their parse is shared). The model is off
+or a script; every sign a synthesis reads is checked against the KPI engine itself."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from finrag.analysis.memo import memo_markdown
+from finrag.analysis.persona_analysis import analyze
+from finrag.analysis.research import research
+from finrag.analysis.research_plan import plan_for, plan_research, topic_of, topic_pattern
+from finrag.analysis.subjects import Subject
+from finrag.answer.citations import MARK
+from finrag.answer.pipeline import Asker
+from finrag.errors import FinragError
+from finrag.facts.kpi import KpiValue, kpi, kpi_table
+from finrag.facts.lookup import Period
+from finrag.llm.fake import FakeLLM
+from finrag.personas import load_persona, parse_persona, persona_names
+from tests.conftest import clean_env, ingested_home, run_finrag
+from tests.test_kpi_cmd import APPLE, NETFLIX, needs_filings
+
+PERSONA_HEAD = 'title = "t"\nsummary = "s"\nemphasis = ["e"]\ninstructions = "i"\nkpis = ["roe"]\n'
+
+
+@pytest.fixture(scope="module")
+def two_companies(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    home = tmp_path_factory.mktemp("analysis") / "home"
+    with ingested_home(home, [APPLE, NETFLIX]):
+        yield home
+
+
+@pytest.fixture
+def opened(two_companies: Path, monkeypatch: pytest.MonkeyPatch):
+    """(settings, store) on the module's home; answer.use_llm off unless a test turns it on."""
+    from finrag.config import load_settings
+    from finrag.db import open_store
+
+    monkeypatch.setenv("FINRAG_HOME", str(two_companies))
+    settings = load_settings(answer={"use_llm": False})
+    with open_store(settings) as store:
+        yield settings, store
+
+
+def _engine(store, company: str, measure: str, periods: list[str]) -> list[float]:
+    """What the KPI engine itself computes for ``measure``, read apart from any answer."""
+    from finrag.db.companies import require_company
+
+    chosen = [Period(int(p[2:6])) for p in periods]
+    with store.connect() as conn:
+        company_id, _, _ = require_company(conn, company)
+        results = kpi_table(conn, company_id, [kpi(measure)], chosen)
+        conn.rollback()
+    by_period = {str(r.period): float(r.value) for r in results if isinstance(r, KpiValue)}
+    return [by_period[p] for p in periods]
+
+
+def _markers(text: str) -> set[int]:
+    return {int(n) for m in MARK.finditer(text) for n in re.split(r"\s*[,;]\s*", m.group(1))}
+
+
+# ---------------------------------------------------------------- persona files
+
+
+def test_every_persona_carries_its_own_questions_and_bad_ones_fail_loudly() -> None:
+    for name in persona_names():
+        persona = load_persona(name)
+        assert persona.questions, name
+        assert all("{company}" in q.ask for q in persona.questions), name
+    angles = {n: {q.angle for q in load_persona(n).questions} for n in ("credit", "equity", "esg")}
+    assert {"leverage", "interest coverage", "liquidity", "debt maturities", "covenants"} <= angles[
+        "credit"
+    ]
+    assert {"revenue growth", "margins", "EPS", "segment growth", "guidance"} <= angles["equity"]
+    assert {"emissions", "governance", "board", "human capital"} <= angles["esg"]
+    bad = PERSONA_HEAD + '[[questions]]\nangle = "a"\nask = "What about {ticker}?"\n'
+    with pytest.raises(FinragError, match="unknown placeholder"):
+        parse_persona("bad", bad)
+    bad = PERSONA_HEAD + '[[questions]]\nangle = "a"\nask = "{company}?"\nmeasure = "zeal"\n'
+    with pytest.raises(FinragError, match=r"'zeal' not in finrag/facts/kpis\.toml"):
+        parse_persona("bad", bad)
+    bad = PERSONA_HEAD + '[[questions]]\nangle = "a"\nask = "{company}?"\nbetter = "sideways"\n'
+    with pytest.raises(FinragError, match="better one of"):
+        parse_persona("bad", bad)
+    assert parse_persona("ok", PERSONA_HEAD).questions == ()  # questions are optional
+
+
+# ---------------------------------------------------------------- persona analysis
+
+
+@needs_filings
+def test_analysis_without_a_model_reads_each_sign_as_the_kpi_engine_computes_it(opened) -> None:
+    settings, store = opened
+    llm = FakeLLM([])  # any model call would fail the test: none may be made
+    personas = [load_persona(n) for n in ("credit", "equity", "esg")]
+    analysis = analyze(Asker(store, settings, llm=llm), store, ["AAPL", "Netflix"], personas)
+    assert not llm.calls
+    assert [(s.short, s.prior, s.year) for s in analysis.subjects] == [
+        ("Apple", "FY2023", "FY2024"),
+        ("Netflix", "FY2023", "FY2024"),
+    ]
+    readings = [f for f in analysis.findings if f.reading is not None]
+    assert len(readings) >= 10, "leverage, liquidity, growth and margins are all computed"
+    for f in readings:
+        r = f.reading
+        periods = [p for p, _ in r.points]
+        engine = _engine(store, f.company, r.measure, periods)
+        assert [v for _, v in r.points] == pytest.approx(engine), (f.company, r.measure)
+        amount = engine[-1] - engine[0] if r.reads == "change" else engine[0]
+        assert r.direction == ("up" if amount > 0 else "down"), (f.company, r.measure)
+    # Apple FY2024 (10-K p.31, p.33): debt to equity up, current ratio down (credit), while
+    # revenue grew 2.0% and both margins rose (equity): the one disagreement. Netflix's
+    # leverage fell and its margins rose: credit and equity agree.
+    [disagreement] = analysis.synthesis.disagreements
+    assert disagreement.company == "Apple Inc."
+    assert disagreement.unfavourable.persona.name == "credit"
+    assert disagreement.favourable.persona.name == "equity"
+    words = disagreement.words()
+    assert "debt to equity rose from 1.79 (FY2023) to 1.87 (FY2024)" in words
+    assert "revenue growth (YoY) was 2.0% in FY2024" in words
+    stances = {(s.company, s.persona.name): s.word for s in analysis.synthesis.stances}
+    assert stances[("Netflix, Inc.", "credit")] == "favourable"
+    assert stances[("Apple Inc.", "esg")] == "no computed reading"
+    numbers = {s.n for s in analysis.numbering.sources}
+    for f in analysis.findings:
+        if f.found:  # every finding keeps its citations, in the analysis's numbering
+            assert f.sources and _markers(f.text) <= {s.n for s in f.sources} <= numbers
+            assert all(s.page and s.document.endswith(".html") for s in f.sources)
+    esg = [f for f in analysis.findings if f.angle in ("emissions", "board", "human capital")]
+    assert esg and not any(f.found for f in esg), "the text questions need the model"
+    assert any(f.passages for f in esg), "their closest passages are listed to read"
+    markdown = analysis.markdown()
+    assert "## Where they disagree" in markdown and "## Sources" in markdown
+    data = analysis.as_dict()
+    assert {p["name"] for p in data["personas"]} == {"credit", "equity", "esg"}
+    assert data["synthesis"]["disagreements"][0]["unfavourable"] == "credit"
+
+
+def _quoting(needle: str):
+    """A scripted model: the evidence prompt gets one claim, the first quote holding
+    ``needle`` said in its own words; any facts wording is left to the template."""
+
+    def reply(messages):
+        system = str(messages[0]["content"])
+        if not system.startswith("You answer questions about company filings"):
+            return ""  # the facts route's wording: the template is kept
+        text = "\n".join(str(m["content"]) for m in messages)
+        for block in re.split(r"\n(?=\[\d+\] )", text):
+            m = re.match(r"\[(\d+)\] ", block)
+            if m and needle.lower() in block.lower():
+                return {
+                    "answerable": True,
+                    "claims": [
+                        {"text": f"The filing discusses {needle}", "source": int(m.group(1))}
+                    ],
+                }
+        return {"answerable": False, "claims": []}
+
+    return reply
+
+
+@needs_filings
+def test_with_a_scripted_model_the_text_questions_become_cited_findings(opened) -> None:
+    settings, store = opened
+    from finrag.config import load_settings
+
+    settings = load_settings(answer={"use_llm": True})
+    llm = FakeLLM([_quoting("board")] * 5)
+    analysis = analyze(Asker(store, settings, llm=llm), store, ["AAPL"], [load_persona("esg")])
+    board = next(f for f in analysis.findings if f.angle == "board")
+    assert board.found and board.route == "text", board.text
+    assert board.text.startswith("The filing discusses board [")
+    [source] = board.sources
+    assert "board" in source.quote.lower() and source.document == APPLE.name
+    assert analysis.synthesis.disagreements == []
+
+
+@needs_filings
+def test_analyze_command_json_and_progress(two_companies: Path) -> None:
+    env = clean_env(FINRAG_HOME=str(two_companies), FINRAG_EMBED__BACKEND="hash")
+    shown = run_finrag(
+        "analyze", "AAPL", "--persona", "credit,equity", "--no-llm", "--json", env=env
+    )
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)  # stdout holds the JSON alone
+    assert [p["name"] for p in data["personas"]] == ["credit", "equity"]
+    assert data["synthesis"]["disagreements"][0]["company"] == "Apple Inc."
+    leverage = data["personas"][0]["findings"][0]
+    assert leverage["reading"]["direction"] == "up" and leverage["citations"][0]["page"] == 33
+    assert "[1/12] credit · Apple · leverage" in shown.stderr
+    unknown = run_finrag("analyze", "AAPL", "--persona", "hedge-fund", env=env)
+    assert unknown.returncode == 2 and "the personas are credit" in unknown.stderr
+
+
+# ---------------------------------------------------------------- research
+
+
+def test_the_topic_and_its_words_are_read_by_rule() -> None:
+    assert topic_of("How exposed is Boeing to China?", ["Boeing"]) == "China"
+    assert topic_of("How dependent is Apple on China?", ["Apple"]) == "China"
+    assert topic_of("What is Netflix's exposure to foreign currency?", ["Netflix"]) == (
+        "foreign currency"
+    )
+    chinese = topic_pattern("China")
+    assert chinese.search("our Chinese customers") and not chinese.search("Chinook")
+    assert not topic_pattern("India").search("Indiana")
+
+
+def test_the_model_plans_under_its_schema_and_the_rules_stand_in_when_it_fails() -> None:
+    apple = Subject(1, "Apple Inc.", "Apple", "AAPL", "FY2024", "FY2023")
+    planned = {
+        "sub_questions": [
+            {"angle": "sales", "question": "How much did Apple sell in Greater China?"},
+            {"angle": "x", "question": "Q2"},  # a label, not a question: dropped
+        ]
+    }
+    plan = plan_research("How exposed is Apple to China?", apple, ["Apple"], llm=FakeLLM([planned]))
+    assert plan.planner == "model"
+    assert [(q.angle, q.text, q.origin) for q in plan.sub_questions] == [
+        ("sales", "How much did Apple sell in Greater China?", "model")
+    ]
+    failed = FakeLLM([{"__error__": "the model is unreachable"}])
+    plan = plan_research("How exposed is Apple to China?", apple, ["Apple"], llm=failed)
+    assert plan.planner.startswith("rules (the model's plan failed")
+    assert [q.angle for q in plan.sub_questions] == [
+        "revenue by geography",
+        "customers",
+        "supply chain",
+        "risk factors",
+        "operations and assets",
+    ]
+    assert plan.sub_questions[0].text == "What was Apple's revenue from China in FY2024?"
+
+
+@needs_filings
+def test_research_reads_in_rounds_and_cites_every_claim(opened) -> None:
+    settings, store = opened
+    llm = FakeLLM([])
+    plan = plan_for(store, "How exposed is Apple to China?")
+    assert (plan.topic, plan.place, plan.subject.name) == ("China", True, "Apple Inc.")
+    run = research(Asker(store, settings, llm=llm), plan, rounds=3)
+    assert not llm.calls
+    # Apple's 10-K (p.49) prints Greater China's net sales: the facts store's figure, cited.
+    [china] = [f for f in run.figures if f.about_topic]
+    assert china.value == "$66,952 M" and china.period == "FY2024"
+    assert china.source.document == APPLE.name and china.source.page == 49
+    china_words = plan.topic_pattern()
+    assert run.evidence and all(china_words.search(e.text) for e in run.evidence)
+    assert all(e.sources and all(s.page for s in e.sources) for e in run.evidence)
+    kept = [s.n for e in run.evidence if e.kind == "quote" for s in e.sources]
+    assert len(kept) == len(set(kept)), "a passage kept once is not kept again"
+    first = run.rounds[0]
+    assert first.open_before == [1, 2, 3, 4, 5] and first.found_before == []
+    for before, after in zip(run.rounds, run.rounds[1:], strict=False):
+        still = [a["id"] for a in before.asked if a["outcome"] == "open"]
+        assert after.open_before == still + before.follow_ups, "each round takes what is open"
+        assert set(after.found_before) >= set(before.found)
+    assert run.stopped in ("nothing open", "rounds (3)")
+    memo = memo_markdown(run)
+    for heading in ("## Summary", "## Figures", "## Still open", "## Rounds", "## Sources"):
+        assert heading in memo
+    body = memo.split("## Figures")[1].split("## Still open")[0]
+    claims = [line for line in body.splitlines() if line.startswith("- ")]
+    assert claims and all(MARK.search(line) for line in claims), "every claim is cited"
+
+
+@needs_filings
+def test_research_stops_at_its_bounds(opened) -> None:
+    settings, store = opened
+    asker = Asker(store, settings, llm=FakeLLM([]))
+    one = research(asker, plan_for(store, "How exposed is Apple to China?"), rounds=1)
+    assert len(one.rounds) == 1
+    assert one.stopped == ("rounds (1)" if one.open_questions() else "nothing open")
+    assert any(q.origin == "follow-up" or q.state != "found" for q in one.plan.sub_questions)
+    none = research(asker, plan_for(store, "How exposed is Netflix to Japan?"), seconds=1e-9)
+    assert none.stopped.startswith("time") and none.rounds[0].asked == []
+
+
+@needs_filings
+def test_research_command_writes_the_memo_and_json(two_companies: Path, tmp_path: Path) -> None:
+    env = clean_env(FINRAG_HOME=str(two_companies), FINRAG_EMBED__BACKEND="hash")
+    memo = tmp_path / "memo.md"
+    shown = run_finrag(
+        "research",
+        "How exposed is Apple to China?",
+        "--no-llm",
+        "--rounds",
+        "2",
+        "--json",
+        "--out",
+        str(memo),
+        env=env,
+    )
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["plan"]["topic"] == "China" and len(data["rounds"]) <= 2
+    assert data["evidence"] and data["memo"] == memo.read_text()
+    assert "round 1: 5 open" in shown.stderr
+    refused = run_finrag(
+        "research", "How exposed is Apple to China?", "--planner", "model", "--no-llm", env=env
+    )
+    assert refused.returncode == 2 and "--planner model needs the model" in refused.stderr
