@@ -173,12 +173,16 @@ def test_with_a_scripted_model_the_text_questions_become_cited_findings(opened) 
 
     settings = load_settings(answer={"use_llm": True})
     llm = FakeLLM([_quoting("board")] * 5)
-    analysis = analyze(Asker(store, settings, llm=llm), store, ["AAPL"], [load_persona("esg")])
+    asker = Asker(store, settings, llm=llm)
+    analysis = analyze(asker, store, ["AAPL"], [load_persona("esg")])
     board = next(f for f in analysis.findings if f.angle == "board")
     assert board.found and board.route == "text", board.text
     assert board.text.startswith("The filing discusses board [")
     [source] = board.sources
     assert "board" in source.quote.lower() and source.document == APPLE.name
+    prompt = llm.calls[-1]["messages"][0]["content"]
+    assert "ESG analyst" in prompt, "each persona's questions are answered in its voice"
+    assert asker.settings.answer.persona is None, "the Asker is handed back as it came"
     assert analysis.synthesis.disagreements == []
 
 

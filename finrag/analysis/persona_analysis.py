@@ -19,6 +19,7 @@ from finrag.analysis.sources import SourceList, sources_markdown
 from finrag.analysis.subjects import Subject, resolve_subjects
 from finrag.analysis.synthesis import Synthesis, synthesize
 from finrag.answer.pipeline import Asker
+from finrag.config import Settings
 from finrag.db import Store
 from finrag.errors import UsageError
 from finrag.personas import Persona, PersonaQuestion
@@ -47,6 +48,7 @@ class Analysis:
     numbering: SourceList
     synthesis: Synthesis
     seconds: float = 0.0
+    model_used: bool = False
 
     @property
     def findings(self) -> list[Finding]:
@@ -62,6 +64,7 @@ class Analysis:
             "personas": [p.as_dict() for p in self.personas],
             "synthesis": self.synthesis.as_dict(),
             "sources": [s.as_dict() for s in self.numbering.sources],
+            "model_used": self.model_used,
             "seconds": round(self.seconds, 2),
         }
 
@@ -87,17 +90,32 @@ def analyze(
     results = [PersonaFindings(p) for p in personas]
     total = sum(len(p.questions) for p in personas) * len(subjects)
     done = 0
-    for result in results:
-        for subject in subjects:
-            for question in result.persona.questions:
-                done += 1
-                text = _question_text(question, subject)
-                say(f"[{done}/{total}] {result.persona.name} · {subject.short} · {question.angle}")
-                finding = _ask(asker, numbering, question, subject, text)
-                result.findings.append(finding)
-                say(f"    {_outcome(finding)}")
+    general = asker.settings
+    try:
+        for result in results:
+            # Each persona's questions are answered in its own voice (its instructions
+            # reach the model's prompts through answer.persona); one retriever and model
+            # serve all of them.
+            asker.settings = _as_persona(general, result.persona)
+            for subject in subjects:
+                for question in result.persona.questions:
+                    done += 1
+                    text = _question_text(question, subject)
+                    where = f"{result.persona.name} · {subject.short} · {question.angle}"
+                    say(f"[{done}/{total}] {where}")
+                    finding = _ask(asker, numbering, question, subject, text)
+                    result.findings.append(finding)
+                    say(f"    {_outcome(finding)}")
+    finally:
+        asker.settings = general
     synthesis = synthesize(subjects, results)
-    return Analysis(subjects, results, numbering, synthesis, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return Analysis(subjects, results, numbering, synthesis, seconds, general.answer.use_llm)
+
+
+def _as_persona(settings: Settings, persona: Persona) -> Settings:
+    answer = settings.answer.model_copy(update={"persona": persona.name})
+    return settings.model_copy(update={"answer": answer})
 
 
 def _question_text(question: PersonaQuestion, subject: Subject) -> str | None:
