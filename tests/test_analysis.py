@@ -12,13 +12,16 @@ from pathlib import Path
 
 import pytest
 
+from finrag.analysis.findings import read_sign
 from finrag.analysis.memo import memo_markdown
 from finrag.analysis.persona_analysis import analyze
 from finrag.analysis.research import research
 from finrag.analysis.research_plan import plan_for, plan_research, topic_of, topic_pattern
 from finrag.analysis.subjects import Subject
 from finrag.answer.citations import MARK
+from finrag.answer.extraction import CalculationOutcome
 from finrag.answer.pipeline import Asker
+from finrag.answer.result import Answer
 from finrag.errors import FinragError
 from finrag.facts.kpi import KpiValue, kpi, kpi_table
 from finrag.facts.lookup import Period
@@ -93,6 +96,48 @@ def test_every_persona_carries_its_own_questions_and_bad_ones_fail_loudly() -> N
 
 
 # ---------------------------------------------------------------- persona analysis
+
+
+def _computed(measure: str, points: list[tuple[str, float]], inputs: list[float]) -> Answer:
+    """A facts-route answer as the Asker returns one for ``measure`` (Boeing's FY2024
+    10-K figures: a shareholders' deficit, an operating loss)."""
+    calc = CalculationOutcome(
+        f"{measure} {points[-1][0]} = ...",
+        "...",
+        points[-1][1],
+        inputs=[{"value": v} for v in inputs],
+    )
+    return Answer(
+        question="q",
+        answer="a",
+        route="facts",
+        series=[
+            {
+                "measure": kpi(measure).display.lower(),
+                "points": [{"period": p, "value": v} for p, v in points],
+            }
+        ],
+        calculations=[calc],
+        retrieval={"route_reason": f"facts store: change of {measure} for FY2023, FY2024"},
+    )
+
+
+def test_a_sign_is_not_read_where_it_means_nothing() -> None:
+    # Debt to equity under a deficit: -3.04 -> -13.78 "fell", yet leverage did not improve.
+    deficit = _computed("debt_to_equity", [("FY2023", -3.04), ("FY2024", -13.78)], [1, -2])
+    reading, why = read_sign(deficit, "debt_to_equity", "change", "down", positive_only=True)
+    assert reading is None and "at or below zero in FY2023, FY2024" in why
+    reading, why = read_sign(deficit, "debt_to_equity", "change", "down")
+    assert reading.direction == "down" and reading.favourable and why is None
+    # EPS from -3.67 to -18.36 a share is +400% "growth": a deepening loss, not a gain.
+    loss = _computed("eps_growth", [("FY2024", 400.3)], [-18.36, -3.67])
+    reading, why = read_sign(loss, "eps_growth", "value", "up")
+    assert reading is None and why.startswith("EPS growth (YoY) is a growth rate over a negative")
+    # An operating loss deepening: interest coverage -0.31x -> -3.93x is read, and is bad.
+    cover = _computed("interest_coverage", [("FY2023", -0.314), ("FY2024", -3.93)], [-10707, 2725])
+    reading, _ = read_sign(cover, "interest_coverage", "change", "up")
+    assert reading.direction == "down" and reading.favourable is False
+    assert reading.words() == "interest coverage fell from -0.31x (FY2023) to -3.93x (FY2024)"
 
 
 @needs_filings

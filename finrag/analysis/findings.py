@@ -41,7 +41,7 @@ class Reading:
     def words(self) -> str:
         """'debt to equity rose from 1.79 (FY2023) to 1.87 (FY2024)'; 'revenue growth
         (YoY) was 2.0% in FY2024'."""
-        name = self.display[0].lower() + self.display[1:]
+        name = lower_first(self.display)
         shown = [(p, format_value(v, self.unit)) for p, v in self.points]
         if self.reads == "value":
             period, value = shown[-1]
@@ -78,6 +78,8 @@ class Finding:
     # answer): shown as what to read, never as a finding.
     passages: list[Source] = field(default_factory=list)
     reading: Reading | None = None
+    # Why a computed measure's sign was not read (a negative base or denominator).
+    unread: str | None = None
     seconds: float = 0.0
 
     @property
@@ -97,6 +99,7 @@ class Finding:
             "citations": [s.as_dict() for s in self.sources],
             "passages": [s.as_dict() for s in self.passages],
             "reading": self.reading.as_dict() if self.reading else None,
+            "unread": self.unread,
             "seconds": round(self.seconds, 2),
         }
 
@@ -110,6 +113,7 @@ def finding_from(
     measure: str | None = None,
     reads: str = "change",
     better: str = "up",
+    positive_only: bool = False,
 ) -> Finding:
     """``answer`` as a finding, its citations added to ``numbering``; with ``measure``, the
     sign of the computed figure read as ``better`` says is good."""
@@ -138,30 +142,65 @@ def finding_from(
         seconds=answer.timings.get("total", 0.0),
     )
     if measure and not answer.refused and answer.route in COMPUTED_ROUTES:
-        finding.reading = read_sign(answer, measure, reads, better)
+        finding.reading, finding.unread = read_sign(
+            answer, measure, reads, better, positive_only=positive_only
+        )
     return finding
 
 
-def read_sign(answer: Answer, measure: str, reads: str, better: str) -> Reading | None:
+def read_sign(
+    answer: Answer, measure: str, reads: str, better: str, *, positive_only: bool = False
+) -> tuple[Reading | None, str | None]:
     """The sign of ``measure`` in a computed answer: the last period against the first of
     its series (``change``), or the value itself (``value``, for a growth rate); None when
-    the answer computed another measure or too few periods."""
+    the answer computed another measure or too few periods, or (with why) when the sign
+    means nothing: a growth rate on a negative base, or with ``positive_only`` a value
+    at or below zero (a ratio whose denominator went negative)."""
     definition = kpi(measure)
+    name = lower_first(definition.display)
     points = _points(answer, measure, definition.display)
     if reads == "change":
         if len(points) < 2:
-            return None
+            return None, None
         amount = points[-1][1] - points[0][1]
     else:
         if not points:
-            return None
+            return None, None
         amount = points[-1][1]
         points = points[-1:]
+        if (base := _negative_base(answer)) is not None:
+            why = f"{name} is a growth rate over a negative value ({base:g}): no direction"
+            return None, why
+    if positive_only and any(v <= 0 for _, v in points):
+        below = ", ".join(p for p, v in points if v <= 0)
+        why = f"{name} is at or below zero in {below} (a negative denominator): no direction"
+        return None, why
     direction = "flat" if abs(amount) < _FLAT else ("up" if amount > 0 else "down")
     favourable = None if direction == "flat" else (direction == better)
-    return Reading(
+    reading = Reading(
         measure, definition.display, definition.unit, reads, tuple(points), direction, favourable
     )
+    return reading, None
+
+
+def lower_first(display: str) -> str:
+    """'Debt to equity' -> 'debt to equity'; 'EPS growth' stays as it is."""
+    if len(display) > 1 and display[1].isupper():
+        return display
+    return display[:1].lower() + display[1:]
+
+
+def _negative_base(answer: Answer) -> float | None:
+    """The first input at or below zero of the answer's computed value, if any."""
+    for calc in answer.calculations:
+        if calc.result is None or calc.error or calc.description.startswith("change"):
+            continue
+        for item in calc.inputs:
+            value = item.get("value")
+            if value is not None and float(value) <= 0:
+                return float(value)
+        return None
+    return None
 
 
 def _points(answer: Answer, measure: str, display: str) -> list[tuple[str, float]]:

@@ -151,6 +151,7 @@ def _ask(
         measure=question.measure,
         reads=question.reads,
         better=question.better,
+        positive_only=question.positive_only,
     )
 
 
@@ -160,4 +161,6 @@ def _outcome(finding: Finding) -> str:
     parts = [what, f"{finding.seconds:.1f} s"]
     if finding.reading is not None:
         parts.append(finding.reading.words())
+    elif finding.unread:
+        parts.append(finding.unread)
     return " · ".join(parts)

@@ -171,6 +171,8 @@ def _finding_line(f: Finding, reader: str) -> str:
         closest = f" Closest passages: {markers(f.passages)}." if f.passages else ""
         return f"not found — {f.text.rstrip('.')}.{closest}"
     line = f.text
+    if f.unread:
+        line += f" *(not read: {f.unread})*"
     if f.reading is not None:
         judged = {True: "good", False: "bad", None: "neutral"}[f.reading.favourable]
         line += f" *(read: {f.reading.direction}, {judged} for the {reader})*"

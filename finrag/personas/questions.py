@@ -8,6 +8,11 @@ ask = "How did {company}'s debt to equity change from {prior} to {year}?"
 measure = "debt_to_equity"              # optional: a KPI whose computed sign is read
 reads = "change"                        # change: last period against the first; value: its sign
 better = "down"                         # which direction this reader counts as good
+positive_only = true                    # the sign is read only while every value is above
+                                        # zero (debt to equity under a deficit is not "low")
+
+A growth rate ("reads = value") is never read on a negative base: a loss that deepens
+from -3.67 to -18.36 a share is +400% "growth".
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 from finrag.errors import FinragError
 
 PLACEHOLDERS = {"company", "year", "prior"}
-_KEYS = {"angle", "ask", "measure", "reads", "better"}
+_KEYS = {"angle", "ask", "measure", "reads", "better", "positive_only"}
 READS = ("change", "value")
 BETTER = ("up", "down")
 
@@ -31,6 +36,7 @@ class PersonaQuestion:
     measure: str | None = None  # a KPI name from kpis.toml whose sign the finding reads
     reads: str = "change"
     better: str = "up"
+    positive_only: bool = False
 
     def text(self, company: str, year: str, prior: str) -> str:
         return self.ask.format(company=company, year=year, prior=prior)
@@ -39,6 +45,7 @@ class PersonaQuestion:
         data: dict[str, Any] = {"angle": self.angle, "ask": self.ask}
         if self.measure:
             data |= {"measure": self.measure, "reads": self.reads, "better": self.better}
+            data["positive_only"] = self.positive_only
         return data
 
 
@@ -69,5 +76,8 @@ def parse_questions(raw: Any, where: str, known_kpis: set[str]) -> tuple[Persona
         reads, better = item.get("reads", "change"), item.get("better", "up")
         if reads not in READS or better not in BETTER:
             raise FinragError(f"{here}: reads is one of {READS}, better one of {BETTER}")
-        found.append(PersonaQuestion(item["angle"], item["ask"], measure, reads, better))
+        positive = item.get("positive_only", False)
+        if not isinstance(positive, bool):
+            raise FinragError(f"{here}: positive_only is true or false")
+        found.append(PersonaQuestion(item["angle"], item["ask"], measure, reads, better, positive))
     return tuple(found)
