@@ -202,10 +202,11 @@ def _read(run: Research, q: SubQuestion, answer: Answer, pattern: re.Pattern | N
             return 1
         return 0
     kept = 0
+    on_angle = (lambda t: True) if not q.cues else (lambda t: any(c in t.lower() for c in q.cues))
     # The same sentence printed again (a 10-Q repeating its 10-K) is kept once.
     said = [_words(e.text) for e in run.evidence if e.kind == "quote"]
     for e in answer.evidence:
-        if not names(e["quote"]):
+        if not names(e["quote"]) or not on_angle(e["quote"]):
             continue
         source = run.numbering.add(e["document"], e.get("page"), e["quote"])
         words = _words(e["quote"])
@@ -267,10 +268,13 @@ def _follow_ups(run: Research, n: int, asked: set[str]) -> list[int]:
     text = " ".join(e.text.lower() for e in run.evidence if e.round == n)
     # A channel some question already asked about is no follow-up.
     already = " ".join(p.lower() for q in plan.sub_questions for p in q.phrasings[: q.tries])
+    angles = {w for q in plan.sub_questions for w in q.angle.lower().split()}
     for channel, cues in CHANNELS.items():
         if len(added) >= FOLLOW_UPS_PER_ROUND:
             break
         if channel in asked or any(cue in already for cue in cues):
+            continue
+        if {w for w in channel.split() if len(w) > 4} & angles:  # an angle asks it already
             continue
         if not any(cue in text for cue in cues):
             continue
@@ -283,6 +287,6 @@ def _follow_ups(run: Research, n: int, asked: set[str]) -> list[int]:
             plan.subject,
             plan.topic,
         )
-        if plan.add(channel, phrasings, "follow-up", n):
+        if plan.add(channel, phrasings, "follow-up", n, cues):
             added.append(plan.sub_questions[-1].id)
     return added

@@ -80,6 +80,27 @@ TOPIC_ANGLES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# What a passage must also mention to count for an angle, read without a model (a passage
+# naming China under "supply chain" must be about suppliers or making things). None: any.
+ANGLE_CUES: dict[str, tuple[str, ...] | None] = {
+    "revenue by geography": ("revenue", "net sales", "sales"),
+    "customers": ("customer", "deliver", "order", "backlog", "airline", "sales"),
+    "supply chain": ("supplier", "supply", "manufactur", "component", "sourc", "outsourc"),
+    "risk factors": None,
+    "operations and assets": (
+        "operation",
+        "facilit",
+        "employee",
+        "asset",
+        "subsidiar",
+        "joint venture",
+        "plant",
+    ),
+    "figures": None,
+    "customers and suppliers": ("customer", "supplier", "partner"),
+    "management's discussion": None,
+}
+
 
 @dataclass
 class SubQuestion:
@@ -90,6 +111,7 @@ class SubQuestion:
     added_in: int = 0  # the round that added it (0: the plan)
     tries: int = 0
     state: str = "open"  # open | found | exhausted
+    cues: tuple[str, ...] = ()  # a passage read without a model must mention one (): any)
 
     @property
     def text(self) -> str:
@@ -125,12 +147,21 @@ class Plan:
     def topic_pattern(self) -> re.Pattern[str] | None:
         return topic_pattern(self.topic) if self.topic else None
 
-    def add(self, angle: str, phrasings: tuple[str, ...], origin: str, round_n: int) -> bool:
+    def add(
+        self,
+        angle: str,
+        phrasings: tuple[str, ...],
+        origin: str,
+        round_n: int,
+        cues: tuple[str, ...] = (),
+    ) -> bool:
         """A new sub-question, unless one with the same first phrasing exists."""
         if any(q.phrasings[0].lower() == phrasings[0].lower() for q in self.sub_questions):
             return False
         n = len(self.sub_questions) + 1
-        self.sub_questions.append(SubQuestion(n, angle, phrasings, origin, round_n))
+        self.sub_questions.append(
+            SubQuestion(n, angle, phrasings, origin, round_n, cues=tuple(cues))
+        )
         return True
 
     def as_dict(self) -> dict[str, Any]:
@@ -209,7 +240,8 @@ def plan_research(
     if not plan.sub_questions:
         angles = PLACE_ANGLES if place else TOPIC_ANGLES
         for angle, phrasings in angles.items():
-            plan.add(angle, fill(phrasings, subject, topic or question.rstrip("?")), "rules", 0)
+            filled = fill(phrasings, subject, topic or question.rstrip("?"))
+            plan.add(angle, filled, "rules", 0, ANGLE_CUES.get(angle) or ())
     return plan
 
 
