@@ -260,6 +260,9 @@ def test_the_topic_and_its_words_are_read_by_rule() -> None:
     chinese = topic_pattern("China")
     assert chinese.search("our Chinese customers") and not chinese.search("Chinook")
     assert not topic_pattern("India").search("Indiana")
+    rates = topic_pattern("interest rates")
+    assert rates.search("changes in interest rates") and rates.search("an interest-rate swap")
+    assert not rates.search("foreign currency rates")
 
 
 def test_the_model_plans_under_its_schema_and_the_rules_stand_in_when_it_fails() -> None:
@@ -313,9 +316,10 @@ def test_research_reads_in_rounds_and_cites_every_claim(opened) -> None:
         assert set(after.found_before) >= set(before.found)
     assert run.stopped in ("nothing open", "rounds (3)")
     memo = memo_markdown(run)
-    for heading in ("## Summary", "## Figures", "## Still open", "## Rounds", "## Sources"):
-        assert heading in memo
-    body = memo.split("## Figures")[1].split("## Still open")[0]
+    headings = ("## Summary", "## Figures from the facts store", "## Still open", "## Rounds")
+    for heading in (*headings, "## Sources"):
+        assert memo.count(heading) == 1, heading
+    body = memo.split("## Figures from the facts store")[1].split("## Still open")[0]
     claims = [line for line in body.splitlines() if line.startswith("- ")]
     assert claims and all(MARK.search(line) for line in claims), "every claim is cited"
 

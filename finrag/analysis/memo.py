@@ -38,7 +38,7 @@ def memo_markdown(run: Research) -> str:
             lines.append(f"- **{q.angle}**: {said} {markers(first.sources)}".rstrip())
         else:
             lines.append(f"- **{q.angle}**: nothing found ({_why_open(q, run)}).")
-    lines += ["", "## Figures", ""]
+    lines += ["", "## Figures from the facts store", ""]
     if run.figures:
         lines += ["| Figure | Period | Value | As stated | Source |", "|---|---|---:|---|---|"]
         for f in sorted(run.figures, key=lambda f: not f.about_topic):

@@ -62,7 +62,7 @@ PLACE_ANGLES: dict[str, tuple[str, ...]] = {
     ),
 }
 TOPIC_ANGLES: dict[str, tuple[str, ...]] = {
-    "figures": (
+    "reported amounts": (
         "What did {company} report about {topic} in {year}?",
         "What amounts related to {topic} does {company} disclose?",
     ),
@@ -96,7 +96,7 @@ ANGLE_CUES: dict[str, tuple[str, ...] | None] = {
         "joint venture",
         "plant",
     ),
-    "figures": None,
+    "reported amounts": None,
     "customers and suppliers": ("customer", "supplier", "partner"),
     "management's discussion": None,
 }
@@ -279,14 +279,14 @@ def is_place(topic: str) -> bool:
 
 
 def topic_pattern(topic: str) -> re.Pattern[str]:
-    """The topic's words and their usual derived forms: China -> China, Chinese; India ->
-    India, Indian; Germany -> German (a word's stem is it without its closing vowels)."""
-    alternatives = []
-    for word in re.findall(r"[A-Za-z][A-Za-z&'-]+", topic):
-        if len(word) < 3:
-            continue
-        stem = word.rstrip("aeiouy") if len(word) > 4 else word
-        alternatives.append(rf"{re.escape(stem)}(?:a|e|o|y|ese|an|ian|n|s)?")
-    if not alternatives:
-        alternatives = [re.escape(topic)]
-    return re.compile(rf"\b(?:{'|'.join(alternatives)})\b", re.I)
+    """The topic's words in order, each with its usual derived forms: China -> China,
+    Chinese; India -> India, Indian; "interest rates" -> interest rate(s), never "rates"
+    alone (a word's stem is it without its closing vowels)."""
+    parts = []
+    for word in re.findall(r"[A-Za-z][A-Za-z&'-]*", topic):
+        stem = word.rstrip("aeiouys") if len(word) > 4 else word
+        parts.append(rf"{re.escape(stem)}(?:a|e|o|y|ese|an|ian|n|s|es|ies)?")
+    if not parts:
+        return re.compile(re.escape(topic), re.I)
+    joined = r"[\s-]+".join(parts)
+    return re.compile(rf"\b{joined}\b", re.I)
