@@ -229,6 +229,9 @@ def test_with_a_scripted_model_the_text_questions_become_cited_findings(opened) 
     assert "ESG analyst" in prompt, "each persona's questions are answered in its voice"
     assert asker.settings.answer.persona is None, "the Asker is handed back as it came"
     assert analysis.synthesis.disagreements == []
+    # Bounded in time: past the bound no question is begun, and each left says so.
+    late = analyze(asker, store, ["AAPL"], [load_persona("esg")], seconds=1e-9)
+    assert [f.text for f in late.findings] == ["not asked: time (1e-09 s)"] * 5
 
 
 @needs_filings

@@ -75,10 +75,12 @@ def analyze(
     companies: Sequence[str],
     personas: Sequence[Persona],
     *,
+    seconds: float | None = None,
     on_progress: Progress | None = None,
 ) -> Analysis:
     """Every persona's questions for every company, answered and kept with their sources;
-    then the synthesis. A persona without questions is a UsageError."""
+    then the synthesis. Past ``seconds`` no question is begun (each left is kept as not
+    asked, saying so). A persona without questions is a UsageError."""
     started = time.perf_counter()
     say = on_progress or (lambda _line: None)
     if without := [p.name for p in personas if not p.questions]:
@@ -101,6 +103,9 @@ def analyze(
                 for question in result.persona.questions:
                     done += 1
                     text = _question_text(question, subject)
+                    if seconds is not None and time.perf_counter() - started > seconds:
+                        result.findings.append(_unasked(question, subject, f"time ({seconds:g} s)"))
+                        continue
                     where = f"{result.persona.name} · {subject.short} · {question.angle}"
                     say(f"[{done}/{total}] {where}")
                     finding = _ask(asker, numbering, question, subject, text)
@@ -132,16 +137,7 @@ def _ask(
     text: str | None,
 ) -> Finding:
     if text is None:
-        return Finding(
-            question=question.ask,
-            angle=question.angle,
-            company=subject.name,
-            text="not asked: the store holds no statement figures for this company",
-            route="none",
-            status="refused",
-            refused=True,
-            refusal="no-period",
-        )
+        return _unasked(question, subject, "the store holds no statement figures for it")
     answer = asker.ask(text, overrides={"company": subject.name})
     return finding_from(
         answer,
@@ -152,6 +148,19 @@ def _ask(
         reads=question.reads,
         better=question.better,
         positive_only=question.positive_only,
+    )
+
+
+def _unasked(question: PersonaQuestion, subject: Subject, why: str) -> Finding:
+    return Finding(
+        question=question.ask,
+        angle=question.angle,
+        company=subject.name,
+        text=f"not asked: {why}",
+        route="none",
+        status="refused",
+        refused=True,
+        refusal="not-asked",
     )
 
 

@@ -54,6 +54,15 @@ def analyze_command(
             metavar="NAME", help="LLM backend: auto, ollama, embedded (default: llm.backend)."
         ),
     ] = None,
+    seconds: Annotated[
+        float | None,
+        typer.Option(
+            "--time",
+            metavar="SECONDS",
+            min=1,
+            help="Begin no question after SECONDS (those left are listed as not asked).",
+        ),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option("--out", metavar="PATH", dir_okay=False, help="Also write the Markdown here."),
@@ -83,7 +92,8 @@ def analyze_command(
         err.print(Text(line, style="dim" if line.startswith(" ") else ""))
 
     with open_store(settings) as store:
-        analysis = analyze(Asker(store, settings), store, companies, chosen, on_progress=progress)
+        asker = Asker(store, settings)
+        analysis = analyze(asker, store, companies, chosen, seconds=seconds, on_progress=progress)
     markdown = analysis.markdown()
     if output is not None:
         output.write_text(markdown, encoding="utf-8")
