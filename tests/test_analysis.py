@@ -183,6 +183,7 @@ def test_analysis_without_a_model_reads_each_sign_as_the_kpi_engine_computes_it(
     assert any(f.passages for f in esg), "their closest passages are listed to read"
     markdown = analysis.markdown()
     assert "## Where they disagree" in markdown and "## Sources" in markdown
+    assert _markers(markdown.split("## Sources")[0]) == numbers, "every source listed is cited"
     data = analysis.as_dict()
     assert {p["name"] for p in data["personas"]} == {"credit", "equity", "esg"}
     assert data["synthesis"]["disagreements"][0]["unfavourable"] == "credit"
@@ -325,6 +326,8 @@ def test_research_reads_in_rounds_and_cites_every_claim(opened) -> None:
     body = memo.split("## Figures from the facts store")[1].split("## Still open")[0]
     claims = [line for line in body.splitlines() if line.startswith("- ")]
     assert claims and all(MARK.search(line) for line in claims), "every claim is cited"
+    listed = {s.n for s in run.numbering.sources}
+    assert _markers(memo.split("## Sources")[0]) == listed, "every source listed is cited"
 
 
 @needs_filings

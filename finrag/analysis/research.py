@@ -190,12 +190,16 @@ def _read(run: Research, q: SubQuestion, answer: Answer, pattern: re.Pattern | N
     before. Facts-store figures go to the figures table either way. The count kept."""
     names = (lambda text: True) if pattern is None else (lambda text: bool(pattern.search(text)))
     seen = {s.n for e in run.evidence for s in e.sources}
-    local = {c.n: run.numbering.cite(c) for c in answer.citations}
-    if answer.route in COMPUTED_ROUTES and not answer.refused:
-        _figures(run, answer, local, names)
     if not answer.refused:
+        computed = answer.route in COMPUTED_ROUTES
         quoted = " ".join(c.quote for c in answer.citations)
-        if names(answer.answer) or (answer.route not in COMPUTED_ROUTES and names(quoted)):
+        keep = names(answer.answer) or (not computed and names(quoted))
+        if not (computed or keep):
+            return 0  # its sources stay out of the memo's list: no claim cites them
+        local = {c.n: run.numbering.cite(c) for c in answer.citations}
+        if computed:
+            _figures(run, answer, local, names)
+        if keep:
             text = run.numbering.rewrite(answer.answer, local)
             cited = list(dict.fromkeys(local.values()))
             run.evidence.append(Evidence(q.id, q.angle, n, "answer", text, cited))
@@ -208,9 +212,11 @@ def _read(run: Research, q: SubQuestion, answer: Answer, pattern: re.Pattern | N
     for e in answer.evidence:
         if not names(e["quote"]) or not on_angle(e["quote"]):
             continue
-        source = run.numbering.add(e["document"], e.get("page"), e["quote"])
         words = _words(e["quote"])
-        if source.n in seen or any(words in old or old in words for old in said):
+        if any(words in old or old in words for old in said):
+            continue
+        source = run.numbering.add(e["document"], e.get("page"), e["quote"])
+        if source.n in seen:
             continue
         seen.add(source.n)
         said.append(words)
