@@ -218,12 +218,14 @@ def test_with_a_scripted_model_the_text_questions_become_cited_findings(opened) 
     from finrag.config import load_settings
 
     settings = load_settings(answer={"use_llm": True})
-    llm = FakeLLM([_quoting("board")] * 5)
+    llm = FakeLLM([{"__error__": "timeout"}, *[_quoting("board")] * 4])
     asker = Asker(store, settings, llm=llm)
     analysis = analyze(asker, store, ["AAPL"], [load_persona("esg")])
     board = next(f for f in analysis.findings if f.angle == "board")
     assert board.found and board.route == "text", board.text
     assert board.text.startswith("The filing discusses board [")
+    emissions = next(f for f in analysis.findings if f.angle == "emissions")
+    assert emissions.refusal == "model-failed" and "took longer than 300 s" in emissions.text
     [source] = board.sources
     assert "board" in source.quote.lower() and source.document == APPLE.name
     prompt = llm.calls[-1]["messages"][0]["content"]
@@ -328,6 +330,28 @@ def test_research_reads_in_rounds_and_cites_every_claim(opened) -> None:
     assert claims and all(MARK.search(line) for line in claims), "every claim is cited"
     listed = {s.n for s in run.numbering.sources}
     assert _markers(memo.split("## Sources")[0]) == listed, "every source listed is cited"
+
+
+@needs_filings
+def test_research_with_a_scripted_model_keeps_its_written_answers(opened) -> None:
+    _, store = opened
+    from finrag.config import load_settings
+
+    settings = load_settings(answer={"use_llm": True})
+    llm = FakeLLM([_quoting("China")] * 20)
+    run = research(
+        Asker(store, settings, llm=llm), plan_for(store, "How exposed is Apple to China?"), rounds=1
+    )
+    assert run.model_used and llm.calls
+    # The yes/no question's reply misses its verdict: that question fails, the run goes on.
+    [asked] = run.rounds
+    assert len(asked.asked) == 5
+    assert [a["angle"] for a in asked.asked if a["refusal"] == "model-failed"] == ["supply chain"]
+    written = [e for e in run.evidence if e.kind == "answer" and e.text.startswith("The filing")]
+    assert written, [e.text for e in run.evidence]
+    for e in written:
+        assert e.text == f"The filing discusses China [{e.sources[0].n}]."
+        assert "china" in e.sources[0].quote.lower() and e.sources[0].page
 
 
 @needs_filings

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from finrag.analysis.asking import ask_one
 from finrag.analysis.findings import Finding, finding_from
 from finrag.analysis.sources import SourceList, sources_markdown
 from finrag.analysis.subjects import Subject, resolve_subjects
@@ -138,7 +139,7 @@ def _ask(
 ) -> Finding:
     if text is None:
         return _unasked(question, subject, "the store holds no statement figures for it")
-    answer = asker.ask(text, overrides={"company": subject.name})
+    answer = ask_one(asker, text, subject.name)
     return finding_from(
         answer,
         numbering,

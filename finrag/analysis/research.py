@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from finrag.analysis.asking import ask_one
 from finrag.analysis.findings import COMPUTED_ROUTES
 from finrag.analysis.research_plan import Plan, SubQuestion, fill
 from finrag.analysis.sources import Source, SourceList
@@ -162,12 +163,20 @@ def research(
                 run.stopped = f"time ({seconds:.0f} s)"
                 break
             text = q.text
-            answer = asker.ask(text, overrides={"company": plan.subject.name})
+            answer = ask_one(asker, text, plan.subject.name)
             q.tries += 1
             kept = _read(run, q, answer, pattern, n)
             outcome = "found" if kept else ("exhausted" if q.exhausted else "open")
             q.state = outcome
-            this.asked.append({"id": q.id, "angle": q.angle, "question": text, "outcome": outcome})
+            this.asked.append(
+                {
+                    "id": q.id,
+                    "angle": q.angle,
+                    "question": text,
+                    "outcome": outcome,
+                    "refusal": answer.refusal,  # why no answer was written, if none was
+                }
+            )
             if kept:
                 this.found.append(q.id)
             say(f"    [{q.angle}] {outcome}: {kept} kept · {answer.timings.get('total', 0):.1f} s")
