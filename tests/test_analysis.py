@@ -297,6 +297,68 @@ def test_the_model_plans_under_its_schema_and_the_rules_stand_in_when_it_fails()
     assert plan.sub_questions[0].text == "What was Apple's revenue from China in FY2024?"
 
 
+def test_a_company_wide_figure_worded_as_the_topic_is_context_not_an_answer() -> None:
+    # The facts route answers "revenue from China" with total revenue, and a model's
+    # wording may then say "from China": the figure stays context, the question open.
+    from finrag.analysis.research import Research, _read
+    from finrag.analysis.research_plan import Plan, SubQuestion
+    from finrag.answer.citations import Citation
+
+    apple = Subject(1, "Apple Inc.", "Apple", "AAPL", "FY2024", "FY2023")
+    q = SubQuestion(1, "revenue by geography", ("What was Apple's revenue from China?",))
+    run = Research(Plan("How exposed is Apple to China?", apple, "China", True, "rules", [q]))
+    total = Citation(
+        1,
+        "aapl-10-k-2024-11-01",
+        [31, 31],
+        "Statements of Operations",
+        9,
+        "Total net sales: 391,035",
+    )
+    worded = Answer(
+        question=q.text,
+        answer="Apple's revenue from China in FY2024 was $391,035 million [1].",
+        route="facts",
+        citations=[total],
+        fact_values=[
+            {
+                "n": 1,
+                "metric": "revenue",
+                "value": "391035000000",
+                "unit": "USD",
+                "period": "FY2024",
+            }
+        ],
+        retrieval={"route_reason": "facts store: value of revenue for FY2024"},
+    )
+    assert _read(run, q, worded, run.plan.topic_pattern(), 1) == 0 and not run.evidence
+    [figure] = run.figures
+    assert figure.value == "$391,035 M" and not figure.about_topic
+    by_region = Answer(
+        question=q.text,
+        answer="Apple's revenue in FY2024 by region: China $66,952 million [1].",
+        route="facts",
+        citations=[
+            Citation(
+                1,
+                "aapl-10-k-2024-11-01",
+                [49, 49],
+                "Segment Information and Geographic Data · tagged us-gaap:Revenue… · CN",
+                10,
+                "66,952",
+            )
+        ],
+        fact_values=[
+            {"n": 1, "metric": "revenue", "value": "66952000000", "unit": "USD", "period": "FY2024"}
+        ],
+        retrieval={
+            "route_reason": "facts store: revenue by srt:StatementGeographicalAxis (values, FY2024)"
+        },
+    )
+    assert _read(run, q, by_region, run.plan.topic_pattern(), 1) == 1
+    assert [f.about_topic for f in run.figures] == [False, True]
+
+
 @needs_filings
 def test_research_reads_in_rounds_and_cites_every_claim(opened) -> None:
     settings, store = opened

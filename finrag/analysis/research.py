@@ -194,20 +194,31 @@ def research(
 
 
 def _read(run: Research, q: SubQuestion, answer: Answer, pattern: re.Pattern | None, n: int) -> int:
-    """Keep what ``answer`` holds about the topic: a written or facts-store answer that
-    names it, else (no answer written) the passages that name it and were not kept
-    before. Facts-store figures go to the figures table either way. The count kept."""
+    """Keep what ``answer`` holds about the topic and the angle: a written or facts-store
+    answer about the topic whose sources speak to the angle's matter, else (no answer
+    written) the passages that name both and were not kept before. Facts-store figures
+    go to the figures table either way (as context when not about the topic). The count
+    kept."""
     names = (lambda text: True) if pattern is None else (lambda text: bool(pattern.search(text)))
     seen = {s.n for e in run.evidence for s in e.sources}
+    on_angle = (lambda t: True) if not q.cues else (lambda t: any(c in t.lower() for c in q.cues))
     if not answer.refused:
         computed = answer.route in COMPUTED_ROUTES
-        quoted = " ".join(c.quote for c in answer.citations)
-        keep = names(answer.answer) or (not computed and names(quoted))
+        quoted = " ".join(f"{c.section} {c.quote}" for c in answer.citations)
+        if computed:
+            # A company-wide figure is never about a narrower topic, however a model words
+            # it ("revenue from China" said of total revenue): only a breakdown by an axis
+            # (region, segment) or a measure named for the topic can be.
+            reason = str(answer.retrieval.get("route_reason") or "")
+            about = names(reason.replace("_", " ")) or ("Axis" in reason and names(answer.answer))
+        else:  # the answer, or the passages it cites, name the topic
+            about = names(answer.answer) or names(quoted)
+        keep = about and on_angle(quoted)  # and what it cites is about the angle's matter
         if not (computed or keep):
             return 0  # its sources stay out of the memo's list: no claim cites them
         local = {c.n: run.numbering.cite(c) for c in answer.citations}
         if computed:
-            _figures(run, answer, local, names)
+            _figures(run, answer, local, names if about else (lambda _text: False))
         if keep:
             text = run.numbering.rewrite(answer.answer, local)
             cited = list(dict.fromkeys(local.values()))
@@ -215,7 +226,6 @@ def _read(run: Research, q: SubQuestion, answer: Answer, pattern: re.Pattern | N
             return 1
         return 0
     kept = 0
-    on_angle = (lambda t: True) if not q.cues else (lambda t: any(c in t.lower() for c in q.cues))
     # The same sentence printed again (a 10-Q repeating its 10-K) is kept once.
     said = [_words(e.text) for e in run.evidence if e.kind == "quote"]
     for e in answer.evidence:
