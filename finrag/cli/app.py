@@ -42,6 +42,8 @@ COMMANDS: dict[str, tuple[str, str, bool]] = {
     "grep": ("grep_cmd", "grep_command", False),
     "ask": ("ask_cmd", "ask_command", False),
     "chat": ("chat_cmd", "chat_command", False),
+    "analyze": ("analyze_cmd", "analyze_command", False),
+    "research": ("research_cmd", "research_command", False),
     "facts": ("facts_cmd", "facts_command", False),
     "kpi": ("kpi_cmd", "kpi_command", False),
     "market": ("market_cmd", "market_command", False),

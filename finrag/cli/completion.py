@@ -97,6 +97,7 @@ FOR_OPTION = {"--company": complete_companies, "--session": complete_sessions}
 FOR_ARGUMENT = {
     ("facts", "company"): complete_companies,
     ("kpi", "companies"): complete_companies,
+    ("analyze", "companies"): complete_companies,
     ("docs", "ref"): complete_documents,
     ("docs", "refs"): complete_documents,
     ("open", "target"): complete_documents,

@@ -116,6 +116,19 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("finrag chat -s bby-margins", "resume (or start) the conversation named bby-margins"),
         ("finrag chat --input questions.txt -j", "one question a line, one JSON a turn"),
     ),
+    "analyze": (
+        ("finrag analyze AAPL NFLX", "credit, equity and ESG findings and where they disagree"),
+        ("finrag analyze BBY --persona credit,equity --no-llm", "facts only, no model"),
+        ("finrag analyze AAPL -j | jq .synthesis.disagreements", "JSON for scripts"),
+    ),
+    "research": (
+        ('finrag research "How exposed is Boeing to China?"', "a cited Markdown memo"),
+        (
+            'finrag research "How exposed is Apple to China?" --rounds 2 --no-llm',
+            "bounded rounds, no model",
+        ),
+        ('finrag research "Boeing supply chain risk" --out memo.md -j', "memo to a file, JSON"),
+    ),
     "facts": (
         ('finrag facts "Best Buy"', "the income statement by period"),
         ("finrag facts BBY --statement balance --year 2024", "the balance sheet of a year"),

@@ -10,19 +10,21 @@ messages = with_persona(load_prompt("answer").messages(...), persona)
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
 from finrag.errors import FinragError, UsageError
 from finrag.persona_names import persona_name, persona_names
+from finrag.personas.questions import PersonaQuestion, parse_questions
 
 if TYPE_CHECKING:
     from finrag.config import Settings
     from finrag.llm.base import Message
 
 _FIELDS = {"title", "summary", "emphasis", "kpis", "instructions"}
+_OPTIONAL = {"questions"}  # a persona without questions reads answers but runs no analysis
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class Persona:
     emphasis: tuple[str, ...]
     kpis: tuple[str, ...]  # KPI names from kpis.toml, in the order shown
     instructions: str  # the tone and focus, for the model
+    questions: tuple[PersonaQuestion, ...] = ()  # what `finrag analyze` asks for this reader
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -64,7 +67,7 @@ def parse_persona(name: str, text: str) -> Persona:
         raise FinragError(f"{where} is not TOML: {exc}") from None
     if missing := _FIELDS - data.keys():
         raise FinragError(f"{where} lacks {', '.join(sorted(missing))}")
-    if extra := data.keys() - _FIELDS:
+    if extra := data.keys() - _FIELDS - _OPTIONAL:
         raise FinragError(f"{where} has unknown field(s) {', '.join(sorted(extra))}")
     persona = Persona(
         name=name,
@@ -74,11 +77,14 @@ def parse_persona(name: str, text: str) -> Persona:
         kpis=tuple(data["kpis"]),
         instructions=" ".join(str(data["instructions"]).split()),
     )
-    _check_kpis(persona, where)
+    known = _check_kpis(persona, where)
+    if "questions" in data:
+        persona = replace(persona, questions=parse_questions(data["questions"], where, known))
     return persona
 
 
-def _check_kpis(persona: Persona, where: str) -> None:
+def _check_kpis(persona: Persona, where: str) -> set[str]:
+    """Every KPI name the KPI file defines, once the persona's are checked against them."""
     from finrag.facts.kpi_definitions import kpis  # the KPI file is read only when needed
 
     known = {k.name for k in kpis()}
@@ -91,6 +97,7 @@ def _check_kpis(persona: Persona, where: str) -> None:
         )
     if len(set(persona.kpis)) != len(persona.kpis):
         raise FinragError(f"{where}: a KPI is listed twice")
+    return known
 
 
 def active_persona(settings: Settings) -> Persona | None:
@@ -121,6 +128,7 @@ def with_persona(messages: list[Message], persona: Persona | None) -> list[Messa
 
 __all__ = [
     "Persona",
+    "PersonaQuestion",
     "active_persona",
     "load_persona",
     "parse_persona",
