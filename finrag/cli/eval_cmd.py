@@ -311,6 +311,11 @@ def _print_answer_summary(report: AnswerReport) -> None:
             "evidence_recall_passages",
             "evidence_quotes_from_gold",
             "numbers_untraceable",
+            "faithfulness",
+            "faithful_answers",
+            "answer_relevance",
+            "context_precision",
+            "context_recall",
         )
     ]
     rows.append(["latency p50 / p95 s", f"{s['latency_s']['p50']} / {s['latency_s']['p95']}", ""])
