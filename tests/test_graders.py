@@ -89,6 +89,13 @@ def test_the_answer_check_names_what_is_missing() -> None:
         "entity",
         "period",
     ]
+    # A fiscal label names its year; an instruction's words name no measure.
+    fy = graders.Asked(years=[2018])
+    assert graders.named(fy, "Capex was $1.2 billion in FY2018.")["period"] is True
+    assert graders.named(fy, "Capex was $1.2 billion in FY18.")["period"] is True
+    assert graders.named(fy, "Capex was $1.2 billion in 20180.")["period"] is False
+    asked_capex = "What was capex in 2018? Answer using the details in the income statement."
+    assert [m[0] for m in graders.measures_in(asked_capex)] == ["capital expenditure"]
 
 
 def test_a_failed_check_retries_from_the_ungraded_passages(zephyr) -> None:

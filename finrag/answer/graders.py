@@ -156,9 +156,10 @@ def missing(parts: dict[str, bool | None]) -> list[str]:
 
 
 def measures_in(question: str) -> list[list[str]]:
-    """Each dictionary measure the question names, as all its names; a longer phrase wins
-    over one inside it ("gross margin" over "margin")."""
-    text = f" {_plain(question)} "
+    """Each dictionary measure the question asks about (its instructions, "use the cash
+    flow statement", aside), as all its names; a longer phrase wins over one inside it
+    ("gross margin" over "margin")."""
+    text = f" {_plain(analyze_question(question).focus)} "  # instructions aside
     found: list[list[str]] = []
     for phrase, names in _phrases():
         if f" {phrase} " in text:
@@ -181,7 +182,7 @@ def _phrases() -> tuple[tuple[str, list[str]], ...]:
 def _names_period(wanted: Asked, text: str) -> bool:
     for year in wanted.years:
         short = f"{year % 100:02d}"
-        if not re.search(rf"\b{year}\b|\bFY\s?'?{short}\b", text, re.I):
+        if not re.search(rf"(?<!\d){year}(?!\d)|\bFY\s?'?{short}\b", text, re.I):
             return False
     if wanted.quarter:
         q = wanted.quarter
