@@ -143,6 +143,9 @@ def test_one_compare_run_over_ask_and_chat_variants(zephyr, tmp_path) -> None:  
     for name in variants:
         assert results[name].auto_correct is True, (name, results[name].answer)
     assert comparison.variants["graders:on"].settings["answer"]["graders"] is True
+    checked = results["graders:on"].graders
+    assert checked["answer_check"] == {"entity": True, "period": True, "measure": True}
+    assert results["base"].graders is None
     base = results["base"]
     assert base.faithfulness == 1.0 and base.answer_relevance == 1.0
     # The quotes read come from page 1 (gold) and from pages that are not.

@@ -99,6 +99,22 @@ def test_words_the_passage_never_says_are_unsupported_even_without_numbers() -> 
     assert not s.supported and s.by is None and s.overlap < 0.5
 
 
+def test_a_change_the_evidence_prints_as_two_figures_is_supported() -> None:
+    # The table prints both rates; the sentence's company, fiscal labels and direction
+    # word are in no passage's words, and need not be.
+    rates = hit(15, "Effective tax rate | 21.6 % | 24.6 %", page=61)
+    a = text_answer(
+        "Zephyr's effective tax rate decreased from 24.6% in FY2021 to 21.6% in FY2022 [1].",
+        rates,
+    )
+    (s,) = statements(a)
+    assert s.supported and s.by == "passage" and s.overlap == 1.0
+    # A rate the table does not print is still caught.
+    a.answer = "Zephyr's effective tax rate decreased from 26.0% in FY2021 [1]."
+    (s,) = statements(a)
+    assert not s.supported and s.numbers_not_found == ["26.0%"]
+
+
 def test_an_uncited_sentence_is_read_against_everything_the_answer_cites() -> None:
     a = text_answer(
         "Clearance markdowns deepened in the fourth quarter. The margin fell to 31.4% [1].",

@@ -100,6 +100,8 @@ class AnswerResult:
     relevance_missing: list[str] | None = None
     context_precision: float | None = None
     context_recall: float | None = None
+    # With answer.graders: passages dropped, the answer check, retried, hedged.
+    graders: dict[str, Any] | None = None
 
 
 @dataclass
@@ -197,6 +199,7 @@ def score_answer(
         relevance_missing=relevant["missing"] if relevant else None,
         context_precision=precision,
         context_recall=recall,
+        graders=a.retrieval.get("graders"),
     )
 
 

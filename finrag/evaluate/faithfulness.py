@@ -10,7 +10,11 @@ cites. It is **supported** when either
 
 - *by a passage*: every number it states (dates and years aside) is in its evidence, up
   to rounding and scale (finrag.answer.numbers), and at least ``MIN_OVERLAP`` of its
-  content words (numbers aside, function words out) are among its evidence's words; or
+  content words are among its evidence's words (numbers, years and fiscal labels
+  aside: the numbers are checked above, and a year is no claim of its own; words of
+  direction, "rose", "decreased", aside: a change the evidence prints as two figures
+  says neither; function words out; the filing's company counts as a word of every
+  passage of it); or
 - *by a fact*: it states at least one number and every one is a stored fact's value or a
   calculation's result or input.
 
@@ -43,7 +47,16 @@ from finrag.evaluate.evidence import tokens
 MIN_OVERLAP = 0.5
 MIN_WORDS = 3
 _MARK = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
-_NUMERIC = re.compile(r"^[0-9][0-9.]*$")
+_NUMERIC = re.compile(r"^(?:fy|q[1-4]|h[12])?[0-9][0-9.]*$")  # 2,104; 2021; fy2022; q3
+_DIRECTION = frozenset(
+    re.findall(
+        r"\w+",
+        "increase increased increases increasing decrease decreased decreases decreasing "
+        "rise rose risen rising fall fell fallen falling grow grew grown growing decline "
+        "declined declines declining change changed changes higher lower up down compared "
+        "versus vs than",
+    )
+)
 
 
 @dataclass
@@ -71,7 +84,11 @@ def statements(answer: Answer) -> list[Statement]:
         if body.startswith("(") and body.rstrip(".").endswith(")"):
             continue
         numbers = material(parse_amounts(without_dates(body)))
-        words = [t for t in tokens(body) if not _NUMERIC.match(t)]
+        words = [
+            t
+            for t in tokens(body)
+            if len(t) > 1 and not _NUMERIC.match(t) and t not in _DIRECTION  # "'s" aside
+        ]
         if not numbers and len(words) < MIN_WORDS:
             continue
         marks = [n for n in cited(sentence) if n in texts]
@@ -98,7 +115,7 @@ def _evidence_texts(answer: Answer) -> dict[int, str]:
     document, section and quote."""
     texts: dict[int, list[str]] = {}
     for c in answer.chunks:
-        texts.setdefault(c.n, []).extend([c.label, c.hit.content])
+        texts.setdefault(c.n, []).extend([c.hit.company or "", c.label, c.hit.content])
     for c in answer.citations:
         texts.setdefault(c.n, []).extend([c.document, c.section, c.quote])
     return {n: " ".join(t for t in parts if t) for n, parts in texts.items()}
