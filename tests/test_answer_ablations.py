@@ -105,6 +105,8 @@ def answer(text: str):
 
 def test_one_compare_run_over_ask_and_chat_variants(zephyr, tmp_path) -> None:  # noqa: F811
     store, settings = zephyr
+    answer_settings = settings.answer.model_copy(update={"graders": False})  # as configured
+    settings = settings.model_copy(update={"answer": answer_settings})
     dataset = write_jsonl(
         tmp_path / "qs.jsonl",
         [
