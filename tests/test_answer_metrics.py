@@ -127,7 +127,7 @@ def test_an_uncited_sentence_is_read_against_everything_the_answer_cites() -> No
 def test_notes_and_short_fragments_are_no_statements() -> None:
     a = text_answer(
         "Yes. Gross margin declined to 31.4% [1]. (A statement with a figure no quote "
-        "holds was removed.)",
+        "holds was removed.)\n\nNot supported by the cited excerpts: the markdown claim.",
         FREIGHT,
     )
     assert [s.sentence for s in statements(a)] == ["Gross margin declined to 31.4% [1]."]

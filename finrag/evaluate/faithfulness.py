@@ -3,8 +3,9 @@ relevance, and context precision and recall by passages.
 
 **Faithfulness.** The answer is split into sentences (their citation markers kept). A
 sentence is a *statement* when it states a number or has at least ``MIN_WORDS`` content
-words; a note in parentheses ("(A statement ... was removed.)") is the pipeline speaking,
-not a claim. A statement's evidence is what it cites (each marked passage's full text,
+words; a note in parentheses ("(A statement ... was removed.)") or a caveat ("Not
+supported by the cited excerpts: ...", the chat graph's) is the pipeline speaking, not a
+claim. A statement's evidence is what it cites (each marked passage's full text,
 label and quote); a statement citing nothing is read against everything the answer
 cites. It is **supported** when either
 
@@ -47,6 +48,7 @@ from finrag.evaluate.evidence import tokens
 MIN_OVERLAP = 0.5
 MIN_WORDS = 3
 _MARK = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
+_NOTE = re.compile(r"^(?:\(.*\)\.?|(?:Not supported by the cited excerpts|Note):.*)$", re.S)
 _NUMERIC = re.compile(r"^(?:fy|q[1-4]|h[12])?[0-9][0-9.]*$")  # 2,104; 2021; fy2022; q3
 _DIRECTION = frozenset(
     re.findall(
@@ -81,7 +83,7 @@ def statements(answer: Answer) -> list[Statement]:
     out = []
     for sentence in answer_sentences(answer.answer):
         body = _MARK.sub(" ", sentence).strip()
-        if body.startswith("(") and body.rstrip(".").endswith(")"):
+        if _NOTE.match(body):
             continue
         numbers = material(parse_amounts(without_dates(body)))
         words = [
