@@ -325,6 +325,13 @@ class AnswerSettings(BaseModel):
         "model call; questions the facts store cannot answer get the retrieved excerpts and no "
         "written answer.",
     )
+    graders: bool = Field(
+        False,
+        description="The text route grades each retrieved passage against the question and "
+        "drops the irrelevant ones (the best 3 always stay), then checks that the answer names "
+        "the company, period and measure asked: on failure one retry from the ungraded "
+        "passages, then a hedge (finrag/answer/graders.py; measured in eval/RESULTS.md).",
+    )
     cache: bool = Field(
         True,
         description="Answer a question asked again, or reworded, from the answer cache while "

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from finrag.answer import graders
 from finrag.answer.cache import AnswerCache
 from finrag.answer.coverage import confine_to_period
 from finrag.answer.implied_company import Implied, implied_company
@@ -222,7 +223,12 @@ class Asker:
         """Refuse, or answer from ``found`` by the route the question takes; every number
         the answer states gets its status (finrag.answer.status)."""
         with recording_fallbacks() as fallbacks:  # calls Ollama failed, answered in process
-            answer = self._answer_from(question, found, coverage, on_token, on_event, on_progress)
+            answer = graders.graded_answer(  # answer.graders: passages graded, answer checked
+                self.settings,
+                question,
+                found,
+                lambda f: self._answer_from(question, f, coverage, on_token, on_event, on_progress),
+            )
         answer = settle(answer.add_fallbacks(fallbacks))
         if not answer.evidence and not answer.refused:
             answer.evidence = check.evidence_of(answer)

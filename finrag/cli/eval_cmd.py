@@ -36,6 +36,7 @@ from finrag.evaluate.dataset import datasets_label, load_dataset, load_datasets
 from finrag.evaluate.html_report import answers_html, comparison_html, retrieval_html, write_html
 from finrag.evaluate.report import fmt, shown_k, write_retrieval_report
 from finrag.evaluate.retrieval import BREAKDOWNS, QuestionResult, evaluate_retrieval
+from finrag.evaluate.variants import KEYS
 from finrag.retrieve import Retriever, Variant
 
 app = typer.Typer(help="Evaluate retrieval and answers on a question set.", no_args_is_help=True)
@@ -155,9 +156,11 @@ def answers_command(
     compare: Annotated[
         str | None,
         typer.Option(
-            help=f"Configurations side by side in one run ({', '.join(VARIANTS)}, and the "
-            f"presets {', '.join(MODE_VARIANTS)}), "
-            "comma-separated; each into its own subfolder of --out.",
+            help=f"Configurations side by side in one run, comma-separated, each into its own "
+            f"subfolder of --out: base, chat, {', '.join(VARIANTS)}, the presets "
+            f"{', '.join(MODE_VARIANTS)}, or key:value changes joined by '/' (keys: "
+            f"{', '.join(KEYS)}), e.g. base,rerank:llm,retrieval:dense,graders:on,"
+            "verify:off,hyde:off,decompose:on,persona:credit,backend:fake.",
         ),
     ] = None,
     no_llm: Annotated[
@@ -311,6 +314,11 @@ def _print_answer_summary(report: AnswerReport) -> None:
             "evidence_recall_passages",
             "evidence_quotes_from_gold",
             "numbers_untraceable",
+            "faithfulness",
+            "faithful_answers",
+            "answer_relevance",
+            "context_precision",
+            "context_recall",
         )
     ]
     rows.append(["latency p50 / p95 s", f"{s['latency_s']['p50']} / {s['latency_s']['p95']}", ""])

@@ -1,10 +1,12 @@
 """`finrag eval answers --compare`: one question set through several answer configurations.
 
-Each variant is a change to the answer settings (``text``: the facts route off;
-``facts+text``: the defaults; ``facts+text:no-llm``: no model call), or ``naive``, the
-common RAG recipe as a baseline (finrag.evaluate.naive), run as a plain `eval answers`
-into its own subfolder of the output folder, so every variant resumes on its own. One
-model and one retriever serve every variant: an embedded model loads once. With ``naive``
+Each variant is a change to the settings (``text``: the facts route off; ``facts+text``:
+the defaults; ``facts+text:no-llm``: no model call; ``rerank:llm``, ``retrieval:dense``,
+``graders:on``, ``verify:off`` and the other keys of finrag.evaluate.variants), or
+``naive``, the common RAG recipe as a baseline (finrag.evaluate.naive), run as a plain
+`eval answers` into its own subfolder of the output folder, so every variant resumes on
+its own. One model per backend and one embedder serve every variant: an embedded model
+loads once. With ``naive``
 in the run, the table gives each variant's correctness and latency over naive's; every
 variant after the first is also compared with the first: answerable questions it
 refused that the first answered ("newly refused").
@@ -20,48 +22,31 @@ from pathlib import Path
 from typing import Any
 
 from finrag.answer.pipeline import Asker
-from finrag.config import MODES, Settings, with_mode
+from finrag.config import Settings
 from finrag.db import Store
-from finrag.errors import UsageError
 from finrag.evaluate.answer_report import breakdown_table, write_answer_report
 from finrag.evaluate.answers import AnswerReport, AnswerResult, evaluate_answers, newly_refused
+from finrag.evaluate.chat_asker import ChatAsker
 from finrag.evaluate.dataset import EvalQuestion
 from finrag.evaluate.naive import DESCRIPTION as NAIVE_DESCRIPTION
 from finrag.evaluate.naive import NAME as NAIVE
 from finrag.evaluate.naive import NaiveAsker
 from finrag.evaluate.report import fmt
+from finrag.evaluate.variants import (
+    MODE_VARIANTS,
+    VARIANTS,
+    FixedRetriever,
+    parse_variant,
+    parse_variants,
+)
 from finrag.llm import LLM, get_llm
 from finrag.retrieve import Retriever
 
-# Each variant's answer settings, over the configured ones.
-VARIANTS: dict[str, dict[str, bool]] = {
-    "text": {"facts_route": False},
-    "facts+text": {"facts_route": True},
-    "facts+text:no-llm": {"facts_route": True, "use_llm": False},
-    NAIVE: {},  # not finrag's pipeline: finrag.evaluate.naive
-}
-# The presets (answer.mode) as variants: mode:fast, mode:balanced, mode:precise; a setting
-# given explicitly (file, environment) stays as given in every one of them.
-MODE_VARIANTS = {f"mode:{mode}": mode for mode in MODES}
-
-
-def parse_variants(text: str) -> list[str]:
-    """'text,facts+text' -> the names, in order; an unknown one is a usage error."""
-    names = list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
-    unknown = [n for n in names if n not in VARIANTS and n not in MODE_VARIANTS]
-    if unknown or not names:
-        raise UsageError(
-            f"--compare {text!r}: unknown variant {', '.join(unknown) or '(none given)'}",
-            hint=f"valid variants: {', '.join([*VARIANTS, *MODE_VARIANTS])}",
-        )
-    return names
+__all__ = ["MODE_VARIANTS", "VARIANTS", "parse_variants"]  # the CLI's names, from here
 
 
 def variant_settings(settings: Settings, name: str) -> Settings:
-    if name in MODE_VARIANTS:
-        return with_mode(settings, MODE_VARIANTS[name])
-    answer = settings.answer.model_copy(update=VARIANTS[name])
-    return settings.model_copy(update={"answer": answer})
+    return parse_variant(name).settings(settings)
 
 
 def variant_folder(name: str) -> str:
@@ -123,27 +108,39 @@ def compare_answers(
     on_question: Callable[[str, AnswerResult, bool], None] | None = None,
 ) -> Comparison:
     """Every variant over the same questions, each resumable in ``out_dir/<variant>``."""
+    specs = {name: parse_variant(name) for name in variants}
     needs_model = use_judge or any(
-        v == NAIVE or variant_settings(settings, v).answer.use_llm for v in variants
+        spec.naive or spec.chat is not None or spec.settings(settings).answer.use_llm
+        for spec in specs.values()
     )
     if llm is None and needs_model:
         llm = get_llm(settings)  # cheap: a model loads on its first chat
-    # One retriever for each retrieval configuration (a mode may change the reranker), all
-    # with one embedder: it would otherwise load once per variant.
+    # One model per backend (a variant may name another), one retriever for each retrieval
+    # configuration (a mode may change the reranker), all with one embedder: it would
+    # otherwise load once per variant.
+    llms = {settings.llm.model_dump_json(): llm}
     retriever = Retriever(store, settings, llm=llm)
     retrievers = {settings.retrieve.model_dump_json(): retriever}
     reports = {}
-    for name in variants:
-        chosen = variant_settings(settings, name)
-        key = chosen.retrieve.model_dump_json()
+    for name, spec in specs.items():
+        chosen = spec.settings(settings)
+        llm_key = chosen.llm.model_dump_json()
+        if llm_key not in llms:
+            llms[llm_key] = get_llm(chosen)
+        model = llms[llm_key]
+        key = chosen.retrieve.model_dump_json() + llm_key
         if key not in retrievers:
-            retrievers[key] = Retriever(store, chosen, embedder=retriever.embedder, llm=llm)
+            retrievers[key] = Retriever(store, chosen, embedder=retriever.embedder, llm=model)
         retriever = retrievers[key]
-        asker = (
-            NaiveAsker(store, chosen, llm=llm, retriever=retriever)
-            if name == NAIVE
-            else Asker(store, chosen, llm=llm, retriever=retriever)
-        )
+        if spec.fixes_retrieval:
+            fixed = spec.retrieval_variant(retriever.default_variant())
+            retriever = FixedRetriever(retriever, fixed)
+        if spec.naive:
+            asker = NaiveAsker(store, chosen, llm=model, retriever=retriever)
+        elif spec.chat is not None:
+            asker = ChatAsker(store, chosen, llm=model, retriever=retriever, stages=spec.chat)
+        else:
+            asker = Asker(store, chosen, llm=model, retriever=retriever)
         report = evaluate_answers(
             store,
             chosen,
@@ -178,6 +175,13 @@ def comparison_rows(comparison: Comparison) -> list[tuple[str, list[str]]]:
         row("correct (auto)", lambda s: fmt(s["auto_correct"]["value"])),
         row("headline figure right", lambda s: fmt(s["numeric_correct"]["value"])),
         row("correct (judge)", lambda s: fmt(s["judge_correct"]["value"])),
+        row("faithfulness (statements supported)", lambda s: _share_cell(s.get("faithfulness"))),
+        row("answers fully faithful", lambda s: _share_cell(s.get("faithful_answers"))),
+        row("answer relevance", lambda s: _share_cell(s.get("answer_relevance"))),
+        row(
+            "context precision / recall (pages)",
+            lambda s: _pair_cell(s.get("context_precision"), s.get("context_recall")),
+        ),
         row("refused", lambda s: fmt(s["refusal_rate"]["value"])),
         row("refusal precision", lambda s: fmt(s["refusal_precision"]["value"])),
         row("refusal recall", lambda s: fmt(s["refusal_recall"]["value"])),
@@ -234,6 +238,10 @@ def _share_cell(share: dict | None) -> str:
     return f"{fmt(share['value'])} ({share['n']})" if share else "—"
 
 
+def _pair_cell(a: dict | None, b: dict | None) -> str:
+    return f"{fmt(a['value'])} / {fmt(b['value'])}" if a and b else "—"
+
+
 def _times(value: float | None) -> str:
     return f"{value:.2f}×" if value is not None else "—"
 
@@ -277,7 +285,7 @@ def _describe(name: str) -> str:
     if name in MODE_VARIANTS:
         mode = MODE_VARIANTS[name]
         return f"answer.mode={mode} (`finrag config show --mode {mode}`)"
-    return ", ".join(f"answer.{k}={str(v).lower()}" for k, v in VARIANTS[name].items())
+    return parse_variant(name).describe()
 
 
 def write_comparison(comparison: Comparison, out_dir: Path) -> list[Path]:

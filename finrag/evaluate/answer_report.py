@@ -32,6 +32,11 @@ _CSV_FIELDS = (
     "evidence_quote_from_gold",
     "quotes_from",
     "numbers_untraceable",
+    "faithfulness",
+    "statements",
+    "answer_relevance",
+    "context_precision",
+    "context_recall",
     "latency_s",
     "gold",
     "answer",
@@ -52,6 +57,11 @@ METRIC_LABELS = (  # the summary's figures, as the reports name them
     ("evidence_recall_passages", "gold evidence covered by the cited passages' text"),
     ("evidence_quotes_from_gold", "a printed quote drawn from the gold passage"),
     ("numbers_untraceable", "facts/mixed answers stating a number no fact or calculation gave"),
+    ("faithfulness", "faithfulness: statements their citations or facts support (by rule)"),
+    ("faithful_answers", "answers with every statement supported"),
+    ("answer_relevance", "answer relevance: company, period and measure asked, named"),
+    ("context_precision", "context precision: passages given on a gold page"),
+    ("context_recall", "context recall: gold pages among the passages given"),
 )
 
 

@@ -27,10 +27,18 @@ from finrag.evaluate.evidence import (
     from_gold,
     printed_quotes,
 )
+from finrag.evaluate.faithfulness import (
+    answer_relevance,
+    context_scores,
+    faithfulness,
+    statements,
+)
 from finrag.evaluate.runs import finish_run, percentile, start_run
 from finrag.evaluate.traceable import untraceable_numbers
 from finrag.llm import LLMError
 from finrag.llm.prompts import prompt_digests
+from finrag.retrieve import Retriever
+from finrag.retrieve.filters import QueryFilters
 
 RESULTS_FILE = "answers.jsonl"
 FACT_ROUTES = ("facts", "mixed")
@@ -81,6 +89,19 @@ class AnswerResult:
     # Whether one printed quote is drawn from the gold passage (finrag.evaluate.evidence).
     evidence_quote_from_gold: bool | None = None
     quotes_from: str | None = None  # "evidence" (the answer's quotes) or "citations"
+    # By rule, no model (finrag.evaluate.faithfulness): the share of the answer's statements
+    # its cited passages or facts support, and the statements they do not; the share of
+    # the company, period and measure asked that the answer names; the share of passages
+    # given to the answer step on a gold page, and of gold pages among them.
+    faithfulness: float | None = None
+    statements: int | None = None
+    unsupported_statements: list[str] = field(default_factory=list)
+    answer_relevance: float | None = None
+    relevance_missing: list[str] | None = None
+    context_precision: float | None = None
+    context_recall: float | None = None
+    # With answer.graders: passages dropped, the answer check, retried, hedged.
+    graders: dict[str, Any] | None = None
 
 
 @dataclass
@@ -99,7 +120,13 @@ class AnswerReport:
 
 
 def score_answer(
-    q: EvalQuestion, a: Answer, *, tolerance: float, verdict=None, latency_s: float
+    q: EvalQuestion,
+    a: Answer,
+    *,
+    tolerance: float,
+    verdict=None,
+    latency_s: float,
+    filters: QueryFilters | None = None,
 ) -> AnswerResult:
     computed = [c.result for c in a.calculations if c.result is not None]
     correct = (
@@ -114,6 +141,9 @@ def score_answer(
     on_facts = answered and a.route in FACT_ROUTES
     golds = [e.text for e in q.evidence if e.text] if q.answerable else []
     quotes, quotes_from = printed_quotes(a) if answered else ([], None)
+    claims = statements(a)
+    relevant = answer_relevance(q.question, filters, a) if filters is not None else None
+    precision, recall = context_scores(a.chunks, gold_pages)
     return AnswerResult(
         id=q.id,
         question=q.question,
@@ -162,6 +192,14 @@ def score_answer(
             best_recall(golds, cited_passages(a) if answered else []) if golds else None
         ),
         quotes_from=quotes_from,
+        faithfulness=faithfulness(claims),
+        statements=len(claims) if answered else None,
+        unsupported_statements=[c.sentence for c in claims if not c.supported],
+        answer_relevance=relevant["value"] if relevant else None,
+        relevance_missing=relevant["missing"] if relevant else None,
+        context_precision=precision,
+        context_recall=recall,
+        graders=a.retrieval.get("graders"),
     )
 
 
@@ -219,7 +257,12 @@ def evaluate_answers(
         # An unanswerable question has no gold answer to judge against.
         if use_judge and q.answerable and not answer.refused and error is None:
             verdict = judge(asker.llm, q.question, q.answer, answer.answer)
-        result = score_answer(q, answer, tolerance=tolerance, verdict=verdict, latency_s=latency)
+        with store.connect() as conn:  # the parts asked, as the pipeline parses them
+            filters = Retriever.filters_for(conn, q.question, None)
+            conn.rollback()
+        result = score_answer(
+            q, answer, tolerance=tolerance, verdict=verdict, latency_s=latency, filters=filters
+        )
         result.error = error
         results.append(result)
         if results_path is not None:
@@ -293,6 +336,7 @@ def _breakdown(group: Sequence[AnswerResult]) -> dict[str, Any]:
         "latency_s": _latency(group),
         "numbers_untraceable": _untraceable(group),
         **evidence_recall(group),
+        **answer_metrics(group),
     }
 
 
@@ -313,6 +357,7 @@ def summarise(results: Sequence[AnswerResult]) -> dict[str, Any]:
         "latency_s": _latency(results),
         "numbers_untraceable": _untraceable(results),
         **evidence_recall(results),
+        **answer_metrics(results),
         "tokens": {
             "prompt": sum(r.tokens.get("prompt", 0) for r in results),
             "completion": sum(r.tokens.get("completion", 0) for r in results),
@@ -327,6 +372,21 @@ def summarise(results: Sequence[AnswerResult]) -> dict[str, Any]:
             name: _breakdown(group) for name, group in _group(results, "question_type").items()
         },
         "by_route": {name: _breakdown(group) for name, group in _group(results, "route").items()},
+    }
+
+
+def answer_metrics(results: Sequence[AnswerResult]) -> dict[str, Any]:
+    """The rule-based RAGAS-style figures (finrag.evaluate.faithfulness): faithfulness, the
+    mean over answers with statements, and the share of them with every statement
+    supported; answer relevance, the mean over answers to questions asking a company,
+    period or measure; context precision and recall, means over questions with gold pages."""
+    scored = [r.faithfulness for r in results]
+    return {
+        "faithfulness": _share(scored),
+        "faithful_answers": _share([None if f is None else f == 1.0 for f in scored]),
+        "answer_relevance": _share([r.answer_relevance for r in results]),
+        "context_precision": _share([r.context_precision for r in results]),
+        "context_recall": _share([r.context_recall for r in results]),
     }
 
 
