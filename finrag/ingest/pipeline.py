@@ -272,12 +272,8 @@ def ingest(
     # workers now, not when the generator happens to be collected.
     documents = _prepared(jobs, settings.ingest.workers, feed)
     with store.connect() as conn, contextlib.closing(documents):
-        for prepared, parsing in documents:
-            if adapt_threads:
-                # While a parser process is busy beside us, one embedding thread wastes
-                # less CPU (measured 31.7 chunks/s on 1 thread, 54.5 on 2: 16% less per
-                # chunk); with nothing else running, both cores.
-                embedder.threads = 1 if parsing else 0
+        for prepared, parsers_busy in documents:
+            pace = _pace(embedder, parsers_busy) if adapt_threads else None
             result = _store_one(
                 conn,
                 prepared,
@@ -288,6 +284,7 @@ def ingest(
                 feed=feed,
                 # --rebuild embeds again what the store holds (a file's distinct texts once)
                 reuse_stored=not rebuild,
+                pace=pace,
             )
             results.append(result)
             notify(IngestEvent("file", result=result))
@@ -376,14 +373,40 @@ class _ProgressFeed:
                     self.drain()
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def embed_threads(parsers_busy: int) -> int:
+    """Every core no parser process is using, and at least one."""
+    return max(1, usable_cores() - parsers_busy)
+
+
+def _pace(embedder: Embedder, parsers_busy: Callable[[], int]) -> Callable[[], None]:
+    """Before each batch: as many embedding threads as cores the parsers leave idle. Asked
+    per batch, not per file: HTML parses in seconds, so the parser is done long before
+    the file's embedding is (1 thread throughout left a core idle for 96 % of an HTML
+    ingest); a thread more than the free cores costs more than it gives (measured 31.7
+    chunks/s on 1 thread, 54.5 on 2, with a parser busy beside: 16 % more CPU a chunk)."""
+
+    def pace() -> None:
+        embedder.threads = embed_threads(parsers_busy())  # type: ignore[attr-defined]
+
+    return pace
+
+
 def _prepared(
     jobs: list[PrepareJob], workers: int, feed: _ProgressFeed
-) -> Iterator[tuple[Prepared, bool]]:
+) -> Iterator[tuple[Prepared, Callable[[], int]]]:
     """Prepared documents in job order, with a few files per worker in flight ahead;
-    each comes with whether parsing of later files is still going on."""
+    each comes with a count of the parser processes busy now (with later files)."""
     if workers <= 0 or len(jobs) == 0:
         for job in jobs:
-            yield prepare(job, feed.report), False
+            yield prepare(job, feed.report), lambda: 0
         return
     context = multiprocessing.get_context("spawn")  # no fork of a process holding torch/psycopg
     feed.queue = context.Queue()
@@ -396,16 +419,19 @@ def _prepared(
         initargs=(os.getpid(), feed.queue),
     )
     pending: deque[Future[Prepared]] = deque()
+
+    def busy() -> int:  # a file parsed ahead and waiting here keeps no core busy
+        return min(workers, sum(not f.done() for f in pending))
+
     try:
         for job in jobs:
             pending.append(pool.submit(prepare, job))
             # Keep the parsers fed while this process embeds a long document; a few
             # prepared documents waiting here cost megabytes, not gigabytes.
             if len(pending) > _AHEAD_PER_WORKER * workers:
-                yield feed.wait(pending.popleft()), True
+                yield feed.wait(pending.popleft()), busy
         while pending:
-            done = feed.wait(pending.popleft())
-            yield done, bool(pending)
+            yield feed.wait(pending.popleft()), busy
     except BaseException:  # Ctrl-C, SIGTERM (SystemExit), a failed store, an early close
         _stop_workers(pool, jobs[0].cache_dir)
         raise
@@ -441,6 +467,7 @@ def _store_one(
     summaries: bool,
     feed: _ProgressFeed,
     reuse_stored: bool = True,
+    pace: Callable[[], None] | None = None,
 ) -> FileResult:
     job = prepared.job
     result = FileResult(
@@ -466,7 +493,7 @@ def _store_one(
     try:
         t0 = time.perf_counter()
         vectors, result.vectors_reused = _embed_reporting(
-            embedder, chunks, str(job.path), feed, conn if reuse_stored else None
+            embedder, chunks, str(job.path), feed, conn if reuse_stored else None, pace
         )
         result.timings["embed"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -523,7 +550,14 @@ def _store_one(
     return result
 
 
-def _embed_reporting(embedder: Embedder, chunks: list, path: str, feed: _ProgressFeed, conn=None):
+def _embed_reporting(
+    embedder: Embedder,
+    chunks: list,
+    path: str,
+    feed: _ProgressFeed,
+    conn=None,
+    pace: Callable[[], None] | None = None,
+):
     """The chunks' vectors, in order, and how many of them were not computed for them: each
     distinct text is embedded once, and not at all when the store behind ``conn`` holds it
     (one embedding space per store). An "embed" progress event (chunks with their vector,
@@ -540,6 +574,8 @@ def _embed_reporting(embedder: Embedder, chunks: list, path: str, feed: _Progres
     feed.report(path, "embed", 0, len(texts))
     for start in range(0, len(todo), _EMBED_STEP):
         batch = todo[start : start + _EMBED_STEP]
+        if pace is not None:
+            pace()
         known.update(zip(batch, embedder.embed(batch), strict=True))
         waiting -= sum(uses[t] for t in batch)
         feed.drain()  # the next file's pages, read meanwhile
