@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.folder.is_dir():
         sys.exit(f"no filings at {args.folder}: this benchmark reads ../shared")
+    args.folder = args.folder.resolve()
     files = sorted(f for f in args.folder.iterdir() if f.suffix.lower() in SUFFIXES)
     files = files[: args.limit or None]
     result = _compare(args, files) if args.baseline else _run(files, full=not args.single)
@@ -57,13 +59,16 @@ def _compare(args: argparse.Namespace, files: list[Path]) -> dict:
         base = Path(tmp) / "baseline"
         base.mkdir()
         archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", args.baseline, "finrag", "sql"],
+            ["git", "-C", str(REPO), "archive", args.baseline, "finrag", "sql", "prompts"],
             check=True,
             capture_output=True,
         ).stdout
         subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        current = Path(tmp) / "current"  # a copy: edits made while it runs change nothing
+        for part in ("finrag", "sql", "prompts"):
+            shutil.copytree(REPO / part, current / part, ignore=shutil.ignore_patterns("*.pyc"))
         models = Path(tmp) / "models"  # one ONNX export, outside both clocks
-        for name, tree in ((f"baseline {args.baseline}", base), ("this tree", REPO)):
+        for name, tree in ((f"baseline {args.baseline}", base), ("this tree", current)):
             env = dict(os.environ, PYTHONPATH=str(tree), BENCH_MODELS=str(models))
             out = subprocess.run(
                 [sys.executable, __file__, "--single", "--folder", str(args.folder)]
