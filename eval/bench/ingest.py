@@ -8,10 +8,11 @@ with the default settings, (2) the same again on the unchanged folder, (3) the P
 alone over the same PDFs. Prints pages/s end to end, per-stage seconds, and the ratio
 end-to-end / parser-alone.
 
-With --baseline REV: the same ingest (1) twice, each in a fresh process and an empty
-FINRAG_HOME: first with the code of commit REV (`git archive`), then with this tree;
-prints both and the ratio of pages/s this tree / REV. The one-time ONNX export and load
-of the embedder happens before the clock starts and is reported on its own.
+With --baseline REV: the same ingest (1), each in a fresh process and an empty
+FINRAG_HOME, with the code of commit REV (`git archive`) and with this tree, --repeat
+rounds in alternating order; prints each run and the ratio of pages/s this tree / REV.
+The one-time ONNX export and load of the embedder happens before the clock starts and is
+reported on its own.
 """
 
 from __future__ import annotations
@@ -37,13 +38,19 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, default=DEFAULT_FOLDER)
     parser.add_argument("--limit", type=int, default=0, help="first N files only")
     parser.add_argument("--out", type=Path, help="also write the JSON report here")
+    parser.add_argument("--names", help="these files of the folder only (comma-separated)")
     parser.add_argument("--baseline", metavar="REV", help="compare with this commit's code")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="with --baseline: rounds, alternating the order"
+    )
     parser.add_argument("--single", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not args.folder.is_dir():
         sys.exit(f"no filings at {args.folder}: this benchmark reads ../shared")
     args.folder = args.folder.resolve()
     files = sorted(f for f in args.folder.iterdir() if f.suffix.lower() in SUFFIXES)
+    if args.names:
+        files = [f for f in files if f.name in args.names.split(",")]
     files = files[: args.limit or None]
     result = _compare(args, files) if args.baseline else _run(files, full=not args.single)
     text = json.dumps(result, indent=2)
@@ -68,27 +75,33 @@ def _compare(args: argparse.Namespace, files: list[Path]) -> dict:
         for part in ("finrag", "sql", "prompts"):
             shutil.copytree(REPO / part, current / part, ignore=shutil.ignore_patterns("*.pyc"))
         models = Path(tmp) / "models"  # one ONNX export, outside both clocks
-        for name, tree in ((f"baseline {args.baseline}", base), ("this tree", current)):
-            env = dict(os.environ, PYTHONPATH=str(tree), BENCH_MODELS=str(models))
-            out = subprocess.run(
-                [sys.executable, __file__, "--single", "--folder", str(args.folder)]
-                + (["--limit", str(args.limit)] if args.limit else []),
-                env=env,
-                check=True,
-                stdout=subprocess.PIPE,
-                text=True,
-                cwd=tmp,
-            ).stdout
-            runs[name] = json.loads(out)
+        sides = [(f"baseline {args.baseline}", base), ("this tree", current)]
+        runs: dict[str, list[dict]] = {name: [] for name, _ in sides}
+        for i in range(args.repeat):  # ABBA...: a drift in the machine's load hits both
+            for name, tree in sides if i % 2 == 0 else sides[::-1]:
+                env = dict(os.environ, PYTHONPATH=str(tree), BENCH_MODELS=str(models))
+                command = [sys.executable, __file__, "--single", "--folder", str(args.folder)]
+                command += ["--names", ",".join(f.name for f in files)]
+                out = subprocess.run(
+                    command, env=env, check=True, stdout=subprocess.PIPE, text=True, cwd=tmp
+                ).stdout
+                runs[name].append(json.loads(out))
     before, after = runs.values()
+
+    def speed(side: list[dict]) -> float:
+        return sum(r["pages"] for r in side) / sum(r["end_to_end_s"] for r in side)
+
     return {
-        "machine": before["machine"],
+        "machine": before[0]["machine"],
         "folder": str(args.folder),
-        "files": before["files"],
+        "files": [f.name for f in files],
         "runs": runs,
-        "ratio_pages_per_s": round(
-            after["end_to_end_pages_per_s"] / before["end_to_end_pages_per_s"], 3
-        ),
+        "pages_per_s": {name: round(speed(side), 3) for name, side in runs.items()},
+        "ratio_pages_per_s": round(speed(after) / speed(before), 3),
+        "ratio_per_round": [
+            round(a["end_to_end_pages_per_s"] / b["end_to_end_pages_per_s"], 3)
+            for a, b in zip(after, before, strict=True)
+        ],
         "measured_at": time.strftime("%Y-%m-%d %H:%M"),
     }
 

@@ -209,60 +209,13 @@ def ingest(
     if settings.ingest.parser in ("marker", "llamaparse") and any(f.kind == "pdf" for f in files):
         # An optional parser that cannot run fails every PDF the same way: say so once, now.
         parser_for(files[0].path, "pdf", settings.ingest.parser)
-    ocr_now = settings.ingest.parser == "auto" and find_ocr_engine(settings.ingest.ocr) is not None
     results = [FileResult(str(s.path), SKIPPED, s.reason) for s in skipped]
     for r in results:
         notify(IngestEvent("file", result=r))
     stage = {"hash": 0.0, "parse": 0.0, "chunk": 0.0, "facts": 0.0, "embed": 0.0, "store": 0.0}
-
-    todo: list[tuple[SourceFile, str]] = []
-    with store.connect() as conn:
-        for source in files:
-            t0 = time.perf_counter()
-            sha = file_sha256(source.path)
-            stage["hash"] += time.perf_counter() - t0
-            state = find_state(conn, str(source.path))
-            if state and state[1] == sha and not rebuild and not (state[3] and ocr_now):
-                # (A file whose scanned pages were skipped is read again once OCR is here.)
-                status = UNCHANGED if state[2] == recipe else STALE
-                reason = (
-                    None
-                    if status == UNCHANGED
-                    else (
-                        "ingested with other parser/chunker settings; `finrag ingest --rebuild` "
-                        "re-chunks it"
-                    )
-                )
-                results.append(FileResult(str(source.path), status, reason, document_id=state[0]))
-                notify(IngestEvent("file", result=results[-1]))
-                continue
-            if state is None and (dup := find_duplicate(conn, sha, str(source.path))):
-                results.append(FileResult(str(source.path), DUPLICATE, f"same content as {dup}"))
-                notify(IngestEvent("file", result=results[-1]))
-                continue
-            todo.append((source, sha))
-        conn.rollback()
+    todo = plan(files, settings, store, recipe, rebuild, results, stage, notify)
     notify(IngestEvent("planned", total=len(todo)))
-
-    jobs = [
-        PrepareJob(
-            path=source.path,
-            kind=source.kind,
-            root=source.root,
-            sha256=sha,
-            parser=settings.ingest.parser,
-            ocr=settings.ingest.ocr,
-            fallback_parser=settings.ingest.fallback_parser,
-            cache_dir=settings.cache_dir,
-            embed_settings=settings.embed,
-            max_tokens=settings.ingest.max_tokens,
-            min_tokens=settings.ingest.min_tokens,
-            overlap_tokens=settings.ingest.overlap_tokens,
-            max_chunks=settings.ingest.max_chunks_per_document,
-            overrides=overrides or {},
-        )
-        for source, sha in todo
-    ]
+    jobs = [prepare_job(source, sha, settings, overrides) for source, sha in todo]
 
     def progress(path: str, stage_name: str, done: int, total: int) -> None:
         notify(IngestEvent("progress", total=total, path=path, stage=stage_name, done=done))
@@ -295,6 +248,70 @@ def ingest(
     order = {str(p): i for i, p in enumerate(sorted(r.path for r in results))}
     results.sort(key=lambda r: order[r.path])
     return IngestReport(results, time.perf_counter() - started, stage)
+
+
+def plan(
+    files: list[SourceFile],
+    settings: Settings,
+    store: Store,
+    recipe: str,
+    rebuild: bool,
+    results: list[FileResult],
+    stage: dict[str, float],
+    notify: Callable[[IngestEvent], None],
+) -> list[tuple[SourceFile, str]]:
+    """The files to ingest, with their hashes; each other file's fate (unchanged, stale,
+    a duplicate) goes into ``results`` and is announced."""
+    ocr_now = settings.ingest.parser == "auto" and find_ocr_engine(settings.ingest.ocr) is not None
+    todo: list[tuple[SourceFile, str]] = []
+    with store.connect() as conn:
+        for source in files:
+            t0 = time.perf_counter()
+            sha = file_sha256(source.path)
+            stage["hash"] += time.perf_counter() - t0
+            state = find_state(conn, str(source.path))
+            if state and state[1] == sha and not rebuild and not (state[3] and ocr_now):
+                # (A file whose scanned pages were skipped is read again once OCR is here.)
+                status = UNCHANGED if state[2] == recipe else STALE
+                reason = (
+                    None
+                    if status == UNCHANGED
+                    else (
+                        "ingested with other parser/chunker settings; `finrag ingest --rebuild` "
+                        "re-chunks it"
+                    )
+                )
+                results.append(FileResult(str(source.path), status, reason, document_id=state[0]))
+                notify(IngestEvent("file", result=results[-1]))
+                continue
+            if state is None and (dup := find_duplicate(conn, sha, str(source.path))):
+                results.append(FileResult(str(source.path), DUPLICATE, f"same content as {dup}"))
+                notify(IngestEvent("file", result=results[-1]))
+                continue
+            todo.append((source, sha))
+        conn.rollback()
+    return todo
+
+
+def prepare_job(
+    source: SourceFile, sha: str, settings: Settings, overrides: dict[str, Any] | None
+) -> PrepareJob:
+    return PrepareJob(
+        path=source.path,
+        kind=source.kind,
+        root=source.root,
+        sha256=sha,
+        parser=settings.ingest.parser,
+        ocr=settings.ingest.ocr,
+        fallback_parser=settings.ingest.fallback_parser,
+        cache_dir=settings.cache_dir,
+        embed_settings=settings.embed,
+        max_tokens=settings.ingest.max_tokens,
+        min_tokens=settings.ingest.min_tokens,
+        overlap_tokens=settings.ingest.overlap_tokens,
+        max_chunks=settings.ingest.max_chunks_per_document,
+        overrides=overrides or {},
+    )
 
 
 def _read_graphs(
@@ -468,7 +485,12 @@ def _store_one(
     feed: _ProgressFeed,
     reuse_stored: bool = True,
     pace: Callable[[], None] | None = None,
+    guard: Callable[[Any], None] | None = None,
+    written: Callable[[Any, FileResult], None] | None = None,
 ) -> FileResult:
+    """Embed and store one prepared file in one transaction. ``guard`` runs first in it
+    and may refuse the write (WriteRefused); ``written`` runs last, with the file's
+    report, and commits or rolls back with the document (the job queue's hooks)."""
     job = prepared.job
     result = FileResult(
         str(job.path),
@@ -499,6 +521,8 @@ def _store_one(
         t0 = time.perf_counter()
         feed.report(str(job.path), "store", len(chunks), len(chunks))
         with conn.transaction():
+            if guard is not None:
+                guard(conn)
             existed = find_state(conn, str(job.path)) is not None
             company = resolve_company(conn, meta.company_aliases, meta.ticker)
             company_id = company[0] if company else None
@@ -524,19 +548,43 @@ def _store_one(
             write_graph(conn, result.document_id, company_id)  # from the chunks (sql/011)
             if summaries:  # from the chunks just stored
                 build_summaries(conn, result.document_id, embedder)
-        result.timings["store"] = time.perf_counter() - t0
+            result.timings["store"] = time.perf_counter() - t0
+            stored = _stored(
+                result, REPLACED if existed else INGESTED, chunks, stats, meta, company
+            )
+            if written is not None:
+                written(conn, stored)
+    except WriteRefused as refused:  # rolled back: another outcome, said by the guard
+        result.status, result.reason = refused.status, refused.reason
+        return result
     except Exception as exc:  # the transaction rolled back: nothing of this file remains
         result.reason = f"could not store: {type(exc).__name__}: {exc}"
         return result
-    stage["embed"] += result.timings["embed"]
-    stage["store"] += result.timings["store"]
-    result.status = REPLACED if existed else INGESTED
-    result.reason = None
-    result.chunks = len(chunks)
-    result.tables = stats.table_chunks
-    result.dropped = dict(stats.dropped)
-    result.clause_splits = stats.clause_splits
-    result.metadata = {
+    stored.timings["store"] = time.perf_counter() - t0  # the commit included
+    stage["embed"] += stored.timings["embed"]
+    stage["store"] += stored.timings["store"]
+    return stored
+
+
+class WriteRefused(Exception):
+    """A guard's refusal to write a file: its ``status`` and ``reason`` (e.g. a duplicate,
+    or a job another worker has taken over)."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+def _stored(result: FileResult, status: str, chunks, stats, meta, company) -> FileResult:
+    """The report of a file whose document is written."""
+    stored = FileResult(**{**result.__dict__, "timings": dict(result.timings)})
+    stored.status = status
+    stored.reason = None
+    stored.chunks = len(chunks)
+    stored.tables = stats.table_chunks
+    stored.dropped = dict(stats.dropped)
+    stored.clause_splits = stats.clause_splits
+    stored.metadata = {
         "company": company[1] if company else None,
         "ticker": meta.ticker,
         "form_type": meta.form_type,
@@ -547,7 +595,7 @@ def _store_one(
         "calendar": meta.calendar.describe() if meta.calendar else None,
         "conflicts": list(meta.conflicts),
     }
-    return result
+    return stored
 
 
 def _embed_reporting(
