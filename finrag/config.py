@@ -81,7 +81,9 @@ class EmbedSettings(BaseModel):
         "onnx",
         description="onnx: the same weights exported once and checked against torch (faster).",
     )
-    threads: int = Field(0, ge=0, le=256, description="Threads for embedding; 0 = up to 2.")
+    threads: int = Field(
+        0, ge=0, le=256, description="Threads for embedding; 0 = every core parsers leave."
+    )
     ollama_host: str = Field(
         default_factory=_ollama_host_default, description="Ollama server for backend ollama."
     )

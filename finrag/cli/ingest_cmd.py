@@ -48,7 +48,14 @@ def ingest_command(
         bool, typer.Option("--rebuild", help="Re-chunk and re-embed unchanged files too.")
     ] = False,
     workers: Annotated[
-        int | None, typer.Option(help="Parser processes beside embedding (0: none).", min=0)
+        int | None,
+        typer.Option(
+            help="Run N worker processes that take the files as jobs from the database; "
+            "machines sharing one database_url can each run some on the same folder. "
+            "Without it: one process embeds beside ingest.workers parser processes.",
+            min=1,
+            max=64,
+        ),
     ] = None,
     graph: Annotated[
         str | None,
@@ -76,7 +83,18 @@ def ingest_command(
             hint="nothing was ingested; check the path" + ("s" if len(missing) > 1 else ""),
         )
     state = app_state(ctx)
-    settings = with_options(state.settings, "ingest", parser=parser, workers=workers, graph=graph)
+    if workers is not None and watch:
+        raise UsageError(
+            "--workers and --watch cannot be combined",
+            hint="run `finrag ingest --workers N` on the folder, then --watch without --workers",
+        )
+    settings = with_options(state.settings, "ingest", parser=parser, graph=graph)
+    if workers is not None and settings.ingest.graph == "llm":
+        raise UsageError(
+            "--workers and the LLM graph (ingest.graph = llm) cannot be combined",
+            hint="ingest with --workers and --graph rules, then again with --graph llm: "
+            "it reads the filings stored",
+        )
     overrides = {
         "company": company,
         "ticker": ticker.upper() if ticker else None,
@@ -93,14 +111,27 @@ def ingest_command(
         return
     try:
         with _Progress(enabled=not err.quiet) as progress:
-            report = ingest(
-                paths,
-                settings,
-                store,
-                overrides=overrides,
-                rebuild=rebuild,
-                on_event=progress.update,
-            )
+            if workers is None:
+                report = ingest(
+                    paths,
+                    settings,
+                    store,
+                    overrides=overrides,
+                    rebuild=rebuild,
+                    on_event=progress.update,
+                )
+            else:
+                from finrag.ingest.workers import ingest_with_workers
+
+                report = ingest_with_workers(
+                    paths,
+                    settings,
+                    store,
+                    workers=workers,
+                    overrides=overrides,
+                    rebuild=rebuild,
+                    on_event=progress.update,
+                )
     except (KeyboardInterrupt, SystemExit) as exc:  # Ctrl-C; SIGTERM raises SystemExit
         err.print(
             "interrupted: the documents stored so far are complete and kept; "

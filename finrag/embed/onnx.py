@@ -58,13 +58,20 @@ def supports_onnx(model_path: Path) -> bool:
     )
 
 
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 class OnnxEmbedder(SentenceTransformerEmbedder):
     def __init__(
         self, model: str, *, models_dir: Path, batch_size: int = 16, threads: int = 0
     ) -> None:
         super().__init__(model, batch_size=batch_size)
         self.models_dir = models_dir
-        self.threads = threads  # 0: up to 2; callers may change it between calls
+        self.threads = threads  # 0: every core; callers may change it between calls
         self._sessions: dict[int, object] = {}
         self._run_tokenizer = None
 
@@ -84,7 +91,7 @@ class OnnxEmbedder(SentenceTransformerEmbedder):
         return self.models_dir / "onnx" / f"{name}-{fingerprint.hexdigest()[:12]}.onnx"
 
     def _ensure_session(self):
-        threads = self.threads or min(2, os.cpu_count() or 1)
+        threads = self.threads or _usable_cores()
         if threads in self._sessions:
             return self._sessions[threads]
         import onnxruntime as ort

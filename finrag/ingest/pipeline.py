@@ -209,12 +209,60 @@ def ingest(
     if settings.ingest.parser in ("marker", "llamaparse") and any(f.kind == "pdf" for f in files):
         # An optional parser that cannot run fails every PDF the same way: say so once, now.
         parser_for(files[0].path, "pdf", settings.ingest.parser)
-    ocr_now = settings.ingest.parser == "auto" and find_ocr_engine(settings.ingest.ocr) is not None
     results = [FileResult(str(s.path), SKIPPED, s.reason) for s in skipped]
     for r in results:
         notify(IngestEvent("file", result=r))
     stage = {"hash": 0.0, "parse": 0.0, "chunk": 0.0, "facts": 0.0, "embed": 0.0, "store": 0.0}
+    todo = plan(files, settings, store, recipe, rebuild, results, stage, notify)
+    notify(IngestEvent("planned", total=len(todo)))
+    jobs = [prepare_job(source, sha, settings, overrides) for source, sha in todo]
 
+    def progress(path: str, stage_name: str, done: int, total: int) -> None:
+        notify(IngestEvent("progress", total=total, path=path, stage=stage_name, done=done))
+
+    feed = _ProgressFeed(progress)
+    # Closed explicitly: an interrupt while this process embeds or stores ends the parser
+    # workers now, not when the generator happens to be collected.
+    documents = _prepared(jobs, settings.ingest.workers, feed)
+    with store.connect() as conn, contextlib.closing(documents):
+        for prepared, parsers_busy in documents:
+            pace = _pace(embedder, parsers_busy) if adapt_threads else None
+            result = _store_one(
+                conn,
+                prepared,
+                embedder,
+                recipe,
+                stage,
+                summaries=settings.ingest.summaries,
+                feed=feed,
+                # --rebuild embeds again what the store holds (a file's distinct texts once)
+                reuse_stored=not rebuild,
+                pace=pace,
+            )
+            results.append(result)
+            notify(IngestEvent("file", result=result))
+    if settings.ingest.graph == "llm":
+        t0 = time.perf_counter()
+        _read_graphs(results, settings, store, llm or get_llm(settings), notify)
+        stage["graph"] = time.perf_counter() - t0
+    order = {str(p): i for i, p in enumerate(sorted(r.path for r in results))}
+    results.sort(key=lambda r: order[r.path])
+    return IngestReport(results, time.perf_counter() - started, stage)
+
+
+def plan(
+    files: list[SourceFile],
+    settings: Settings,
+    store: Store,
+    recipe: str,
+    rebuild: bool,
+    results: list[FileResult],
+    stage: dict[str, float],
+    notify: Callable[[IngestEvent], None],
+) -> list[tuple[SourceFile, str]]:
+    """The files to ingest, with their hashes; each other file's fate (unchanged, stale,
+    a duplicate) goes into ``results`` and is announced."""
+    ocr_now = settings.ingest.parser == "auto" and find_ocr_engine(settings.ingest.ocr) is not None
     todo: list[tuple[SourceFile, str]] = []
     with store.connect() as conn:
         for source in files:
@@ -242,62 +290,28 @@ def ingest(
                 continue
             todo.append((source, sha))
         conn.rollback()
-    notify(IngestEvent("planned", total=len(todo)))
+    return todo
 
-    jobs = [
-        PrepareJob(
-            path=source.path,
-            kind=source.kind,
-            root=source.root,
-            sha256=sha,
-            parser=settings.ingest.parser,
-            ocr=settings.ingest.ocr,
-            fallback_parser=settings.ingest.fallback_parser,
-            cache_dir=settings.cache_dir,
-            embed_settings=settings.embed,
-            max_tokens=settings.ingest.max_tokens,
-            min_tokens=settings.ingest.min_tokens,
-            overlap_tokens=settings.ingest.overlap_tokens,
-            max_chunks=settings.ingest.max_chunks_per_document,
-            overrides=overrides or {},
-        )
-        for source, sha in todo
-    ]
 
-    def progress(path: str, stage_name: str, done: int, total: int) -> None:
-        notify(IngestEvent("progress", total=total, path=path, stage=stage_name, done=done))
-
-    feed = _ProgressFeed(progress)
-    # Closed explicitly: an interrupt while this process embeds or stores ends the parser
-    # workers now, not when the generator happens to be collected.
-    documents = _prepared(jobs, settings.ingest.workers, feed)
-    with store.connect() as conn, contextlib.closing(documents):
-        for prepared, parsing in documents:
-            if adapt_threads:
-                # While a parser process is busy beside us, one embedding thread wastes
-                # less CPU (measured 31.7 chunks/s on 1 thread, 54.5 on 2: 16% less per
-                # chunk); with nothing else running, both cores.
-                embedder.threads = 1 if parsing else 0
-            result = _store_one(
-                conn,
-                prepared,
-                embedder,
-                recipe,
-                stage,
-                summaries=settings.ingest.summaries,
-                feed=feed,
-                # --rebuild embeds again what the store holds (a file's distinct texts once)
-                reuse_stored=not rebuild,
-            )
-            results.append(result)
-            notify(IngestEvent("file", result=result))
-    if settings.ingest.graph == "llm":
-        t0 = time.perf_counter()
-        _read_graphs(results, settings, store, llm or get_llm(settings), notify)
-        stage["graph"] = time.perf_counter() - t0
-    order = {str(p): i for i, p in enumerate(sorted(r.path for r in results))}
-    results.sort(key=lambda r: order[r.path])
-    return IngestReport(results, time.perf_counter() - started, stage)
+def prepare_job(
+    source: SourceFile, sha: str, settings: Settings, overrides: dict[str, Any] | None
+) -> PrepareJob:
+    return PrepareJob(
+        path=source.path,
+        kind=source.kind,
+        root=source.root,
+        sha256=sha,
+        parser=settings.ingest.parser,
+        ocr=settings.ingest.ocr,
+        fallback_parser=settings.ingest.fallback_parser,
+        cache_dir=settings.cache_dir,
+        embed_settings=settings.embed,
+        max_tokens=settings.ingest.max_tokens,
+        min_tokens=settings.ingest.min_tokens,
+        overlap_tokens=settings.ingest.overlap_tokens,
+        max_chunks=settings.ingest.max_chunks_per_document,
+        overrides=overrides or {},
+    )
 
 
 def _read_graphs(
@@ -376,14 +390,40 @@ class _ProgressFeed:
                     self.drain()
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def embed_threads(parsers_busy: int) -> int:
+    """Every core no parser process is using, and at least one."""
+    return max(1, usable_cores() - parsers_busy)
+
+
+def _pace(embedder: Embedder, parsers_busy: Callable[[], int]) -> Callable[[], None]:
+    """Before each batch: as many embedding threads as cores the parsers leave idle. Asked
+    per batch, not per file: HTML parses in seconds, so the parser is done long before
+    the file's embedding is (1 thread throughout left a core idle for 96 % of an HTML
+    ingest); a thread more than the free cores costs more than it gives (measured 31.7
+    chunks/s on 1 thread, 54.5 on 2, with a parser busy beside: 16 % more CPU a chunk)."""
+
+    def pace() -> None:
+        embedder.threads = embed_threads(parsers_busy())  # type: ignore[attr-defined]
+
+    return pace
+
+
 def _prepared(
     jobs: list[PrepareJob], workers: int, feed: _ProgressFeed
-) -> Iterator[tuple[Prepared, bool]]:
+) -> Iterator[tuple[Prepared, Callable[[], int]]]:
     """Prepared documents in job order, with a few files per worker in flight ahead;
-    each comes with whether parsing of later files is still going on."""
+    each comes with a count of the parser processes busy now (with later files)."""
     if workers <= 0 or len(jobs) == 0:
         for job in jobs:
-            yield prepare(job, feed.report), False
+            yield prepare(job, feed.report), lambda: 0
         return
     context = multiprocessing.get_context("spawn")  # no fork of a process holding torch/psycopg
     feed.queue = context.Queue()
@@ -396,16 +436,19 @@ def _prepared(
         initargs=(os.getpid(), feed.queue),
     )
     pending: deque[Future[Prepared]] = deque()
+
+    def busy() -> int:  # a file parsed ahead and waiting here keeps no core busy
+        return min(workers, sum(not f.done() for f in pending))
+
     try:
         for job in jobs:
             pending.append(pool.submit(prepare, job))
             # Keep the parsers fed while this process embeds a long document; a few
             # prepared documents waiting here cost megabytes, not gigabytes.
             if len(pending) > _AHEAD_PER_WORKER * workers:
-                yield feed.wait(pending.popleft()), True
+                yield feed.wait(pending.popleft()), busy
         while pending:
-            done = feed.wait(pending.popleft())
-            yield done, bool(pending)
+            yield feed.wait(pending.popleft()), busy
     except BaseException:  # Ctrl-C, SIGTERM (SystemExit), a failed store, an early close
         _stop_workers(pool, jobs[0].cache_dir)
         raise
@@ -441,7 +484,13 @@ def _store_one(
     summaries: bool,
     feed: _ProgressFeed,
     reuse_stored: bool = True,
+    pace: Callable[[], None] | None = None,
+    guard: Callable[[Any], None] | None = None,
+    written: Callable[[Any, FileResult], None] | None = None,
 ) -> FileResult:
+    """Embed and store one prepared file in one transaction. ``guard`` runs first in it
+    and may refuse the write (WriteRefused); ``written`` runs last, with the file's
+    report, and commits or rolls back with the document (the job queue's hooks)."""
     job = prepared.job
     result = FileResult(
         str(job.path),
@@ -466,12 +515,14 @@ def _store_one(
     try:
         t0 = time.perf_counter()
         vectors, result.vectors_reused = _embed_reporting(
-            embedder, chunks, str(job.path), feed, conn if reuse_stored else None
+            embedder, chunks, str(job.path), feed, conn if reuse_stored else None, pace
         )
         result.timings["embed"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         feed.report(str(job.path), "store", len(chunks), len(chunks))
         with conn.transaction():
+            if guard is not None:
+                guard(conn)
             existed = find_state(conn, str(job.path)) is not None
             company = resolve_company(conn, meta.company_aliases, meta.ticker)
             company_id = company[0] if company else None
@@ -497,19 +548,43 @@ def _store_one(
             write_graph(conn, result.document_id, company_id)  # from the chunks (sql/011)
             if summaries:  # from the chunks just stored
                 build_summaries(conn, result.document_id, embedder)
-        result.timings["store"] = time.perf_counter() - t0
+            result.timings["store"] = time.perf_counter() - t0
+            stored = _stored(
+                result, REPLACED if existed else INGESTED, chunks, stats, meta, company
+            )
+            if written is not None:
+                written(conn, stored)
+    except WriteRefused as refused:  # rolled back: another outcome, said by the guard
+        result.status, result.reason = refused.status, refused.reason
+        return result
     except Exception as exc:  # the transaction rolled back: nothing of this file remains
         result.reason = f"could not store: {type(exc).__name__}: {exc}"
         return result
-    stage["embed"] += result.timings["embed"]
-    stage["store"] += result.timings["store"]
-    result.status = REPLACED if existed else INGESTED
-    result.reason = None
-    result.chunks = len(chunks)
-    result.tables = stats.table_chunks
-    result.dropped = dict(stats.dropped)
-    result.clause_splits = stats.clause_splits
-    result.metadata = {
+    stored.timings["store"] = time.perf_counter() - t0  # the commit included
+    stage["embed"] += stored.timings["embed"]
+    stage["store"] += stored.timings["store"]
+    return stored
+
+
+class WriteRefused(Exception):
+    """A guard's refusal to write a file: its ``status`` and ``reason`` (e.g. a duplicate,
+    or a job another worker has taken over)."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+def _stored(result: FileResult, status: str, chunks, stats, meta, company) -> FileResult:
+    """The report of a file whose document is written."""
+    stored = FileResult(**{**result.__dict__, "timings": dict(result.timings)})
+    stored.status = status
+    stored.reason = None
+    stored.chunks = len(chunks)
+    stored.tables = stats.table_chunks
+    stored.dropped = dict(stats.dropped)
+    stored.clause_splits = stats.clause_splits
+    stored.metadata = {
         "company": company[1] if company else None,
         "ticker": meta.ticker,
         "form_type": meta.form_type,
@@ -520,10 +595,17 @@ def _store_one(
         "calendar": meta.calendar.describe() if meta.calendar else None,
         "conflicts": list(meta.conflicts),
     }
-    return result
+    return stored
 
 
-def _embed_reporting(embedder: Embedder, chunks: list, path: str, feed: _ProgressFeed, conn=None):
+def _embed_reporting(
+    embedder: Embedder,
+    chunks: list,
+    path: str,
+    feed: _ProgressFeed,
+    conn=None,
+    pace: Callable[[], None] | None = None,
+):
     """The chunks' vectors, in order, and how many of them were not computed for them: each
     distinct text is embedded once, and not at all when the store behind ``conn`` holds it
     (one embedding space per store). An "embed" progress event (chunks with their vector,
@@ -540,6 +622,8 @@ def _embed_reporting(embedder: Embedder, chunks: list, path: str, feed: _Progres
     feed.report(path, "embed", 0, len(texts))
     for start in range(0, len(todo), _EMBED_STEP):
         batch = todo[start : start + _EMBED_STEP]
+        if pace is not None:
+            pace()
         known.update(zip(batch, embedder.embed(batch), strict=True))
         waiting -= sum(uses[t] for t in batch)
         feed.drain()  # the next file's pages, read meanwhile
