@@ -256,6 +256,12 @@ class RetrieveSettings(BaseModel):
         "places; other for none). Chosen by `eval retrieval --compare` on dev and the "
         "relational set (eval/RESULTS.md); [] turns the graph off for `ask` and `chat`.",
     )
+    graph_weight: float = Field(
+        1.0,
+        ge=0,
+        description="Weight of the graph's ranking against the hybrid list's 1.0 when its "
+        "chunks are fused in by reciprocal rank.",
+    )
     group_by_page: bool = Field(
         True,
         description="Return pages, not chunks: the fused candidates grouped by the page they "

@@ -126,6 +126,8 @@ def test_a_shared_auditor_question_reaches_the_other_filers_report(conn) -> None
     # Asked about Apple alone, the graph stays in Apple's filing.
     own = graph_chunks(conn, "Who audits Apple?", [apple], company_named=True)
     assert own.chunk_ids and _stated_by(conn, own.chunk_ids) == {"apple"}
+    # A question that names only the company links nothing through its key.
+    assert graph_chunks(conn, "What was Apple's revenue?", None, company_named=True).chunk_ids == []
 
 
 def test_the_question_kind_picks_graph_retrieval(opened) -> None:

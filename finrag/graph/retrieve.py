@@ -21,7 +21,8 @@ fused with the hybrid ranking.
    An officer asked for by title ("CEO", "chief financial officer") ranks above the others.
 4. Rank the chunks that state the kept relations (more kept relations and a linked
    non-company entity first), and fuse them into the hybrid ranking by reciprocal rank,
-   weight GRAPH_WEIGHT against the hybrid list's 1.0 (the same fusion as the summaries').
+   weight retrieve.graph_weight (GRAPH_WEIGHT) against the hybrid list's 1.0 (the same
+   fusion as the summaries').
 """
 
 from __future__ import annotations
@@ -149,9 +150,12 @@ def graph_chunks(
     titled = {eid for eid, kind, *_, aliases in rows if kind == "person" and titles & set(aliases)}
     linked: dict[int, bool] = {}  # entity id -> named in the question (not just the filer)
     named_keys: set[tuple[str, str]] = set()
+    # "Corning GmbH" and "Corning B.V." share the key "corning", the filer's: a key that is
+    # a company's names its subsidiaries apart from nothing, so it neither links nor merges.
+    company_keys = {canonical for _, kind, _, _, canonical, _ in rows if kind == "company"}
     for eid, kind, name, name_norm, canonical, aliases in rows:
-        names = [n for n in (name_norm, canonical) if len(n) > 2]
-        named = _mentions(q, [*names, *aliases])
+        names = [name_norm] if canonical in company_keys else [name_norm, canonical]
+        named = _mentions(q, [n for n in names if len(n) > 2] + list(aliases))
         if kind == "company" and (named or company_named):
             linked[eid] = False
         elif named and kind != "company":
@@ -159,7 +163,7 @@ def graph_chunks(
             named_keys.add((kind, canonical))
             match.linked.append(f"{kind}:{name}")
     for eid, kind, _name, _norm, canonical, _aliases in rows:  # the same one in other filings
-        if (kind, canonical) in named_keys:
+        if (kind, canonical) in named_keys and canonical not in company_keys:
             linked[eid] = True
     if not linked or (not asked and not any(linked.values())):
         return match
@@ -229,7 +233,8 @@ def fuse_graph_chunks(
     result: SearchResult,
     question: str,
     *,
-    rrf_k: int,
+    rrf_k: float,
+    weight: float = GRAPH_WEIGHT,
     with_flagged: bool = True,
 ) -> tuple[list[Hit], GraphMatch]:
     """The hybrid ranking with the graph's chunks fused in by reciprocal rank, under the
@@ -246,9 +251,9 @@ def fuse_graph_chunks(
             known[row[0]] = Hit(*row)
     extra = [known[c] for c in match.chunk_ids if c in known]
     scores: dict[int, float] = {}
-    for weight, ranking in ((1.0, result.hits), (GRAPH_WEIGHT, extra)):
+    for w, ranking in ((1.0, result.hits), (weight, extra)):
         for rank, hit in enumerate(ranking, 1):
-            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (rrf_k + rank)
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + w / (rrf_k + rank)
     fused = sorted(scores, key=lambda cid: (-scores[cid], cid))
     for cid in fused:
         known[cid].score = scores[cid]

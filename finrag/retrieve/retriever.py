@@ -205,7 +205,12 @@ class Retriever:
         if use_graph:
             t0 = time.perf_counter()
             result.hits, _ = graph_retrieval.fuse_graph_chunks(
-                conn, result, question, rrf_k=settings.rrf_k, with_flagged=with_flagged
+                conn,
+                result,
+                question,
+                rrf_k=settings.rrf_k,
+                weight=settings.graph_weight,
+                with_flagged=with_flagged,
             )
             conn.rollback()
             timings["graph"] = _ms_since(t0)
