@@ -154,3 +154,24 @@ def test_the_question_kind_picks_graph_retrieval(opened) -> None:
         assert _stated_by(c, hit_chunks) == {"apple"}
     other = retriever.retrieve("What was Apple's revenue in fiscal 2024?", k=5, variant=variant)
     assert "graph" not in other.timings_ms
+
+
+def test_ask_searches_with_the_graph_for_the_kinds_the_settings_name(opened) -> None:
+    from finrag.answer.pipeline import Asker
+
+    settings, store = opened
+    chosen = settings.model_copy(
+        update={"retrieve": settings.retrieve.model_copy(update={"graph_kinds": ["entity"]})}
+    )
+    asker = Asker(store, chosen)
+    found, _ = asker.search("Who audits Netflix?")
+    assert found.variant.endswith("+graph:entity") and "graph" in found.timings_ms
+    with store.connect() as c:
+        assert _stated_by(c, [cid for h in found.hits for cid in h.chunk_ids]) == {"netflix"}
+    found, _ = asker.search("What was Netflix's revenue in 2024?")
+    assert "graph" not in found.timings_ms
+    off = settings.model_copy(
+        update={"retrieve": settings.retrieve.model_copy(update={"graph_kinds": []})}
+    )
+    found, _ = Asker(store, off).search("Who audits Netflix?")
+    assert "graph" not in found.timings_ms
