@@ -249,7 +249,7 @@ class RetrieveSettings(BaseModel):
         "(variant part +sections; a boost, never a filter).",
     )
     graph_kinds: list[Literal["entity", "structure", "other"]] = Field(
-        [],
+        ["entity"],
         description="Question kinds whose search fuses in the knowledge graph's chunks "
         "(finrag.graph.retrieve.question_kind: entity asks for an auditor, officer, "
         "director, subsidiary, customer or competitor; structure for segments, products or "
