@@ -250,6 +250,20 @@ class RetrieveSettings(BaseModel):
         "each document's share of the top-k when several companies or years are asked "
         "(variant part +sections; a boost, never a filter).",
     )
+    graph_kinds: list[Literal["entity", "structure", "other"]] = Field(
+        ["entity"],
+        description="Question kinds whose search fuses in the knowledge graph's chunks "
+        "(finrag.graph.retrieve.question_kind: entity asks for an auditor, officer, "
+        "director, subsidiary, customer or competitor; structure for segments, products or "
+        "places; other for none). Chosen by `eval retrieval --compare` on dev and the "
+        "relational set (eval/RESULTS.md); [] turns the graph off for `ask` and `chat`.",
+    )
+    graph_weight: float = Field(
+        1.0,
+        ge=0,
+        description="Weight of the graph's ranking against the hybrid list's 1.0 when its "
+        "chunks are fused in by reciprocal rank.",
+    )
     group_by_page: bool = Field(
         True,
         description="Return pages, not chunks: the fused candidates grouped by the page they "

@@ -215,6 +215,7 @@ def test_eval_run_scores_known_answers_and_records_the_run(small_store) -> None:
     summary = {s.variant: s for s in report.variants}
     assert summary["hybrid+filters"].scores[1]["hit"] == pytest.approx(2 / 3)
     assert summary["hybrid+filters"].breakdowns["company"]["ACME"]["n"] == 1
+    assert {r.kind for r in report.results} == {"other"}
     assert report.notes and "initech_2023_10k" in report.notes[0]
     with store.connect() as conn:
         row = conn.execute(
@@ -253,8 +254,11 @@ def test_eval_cli_writes_json_csv_and_markdown(small_store, tmp_path: Path) -> N
     assert [v["variant"] for v in data["variants"]] == ["dense", "hybrid+filters"]
     assert data["variants"][1]["scores"]["1"]["hit"] == pytest.approx(2 / 3)
     rows = list(csv.DictReader((out / "retrieval.csv").open()))
-    assert {r["by"] for r in rows} == {"all", "company", "question_type", "doc_type"}
+    assert {r["by"] for r in rows} == {"all", "company", "question_type", "doc_type", "kind"}
+    # None of the three asks for a party or a segment: all are of the kind "other".
+    assert {(r["group"], r["n"]) for r in rows if r["by"] == "kind"} == {("other", "3")}
     markdown = (out / "retrieval.md").read_text()
     assert "| hybrid+filters |" in markdown and "initech" in markdown
+    assert "| other | 3 | dense |" in markdown and "| other | 3 | hybrid+filters |" in markdown
     bad = run_finrag("eval", "retrieval", str(dataset), "--k", "0,x", env=env)
     assert bad.returncode == 2 and "--k" in bad.stderr

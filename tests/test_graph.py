@@ -21,6 +21,7 @@ from finrag.graph.extract import (
     incorporation_rule,
     normalize_name,
     officer_list_rule,
+    officer_prose_rule,
     product_rule,
     segment_rule,
     subsidiary_rule,
@@ -150,6 +151,48 @@ def test_officers_from_signatures_and_the_executive_officers_table() -> None:
         "Corie S. Barry",
         ("ceo", "Corie Barry"),
     )
+
+
+def test_officers_as_edgar_filings_print_them() -> None:
+    # Netflix's FY2024 10-K signatures: "/ S /" and small capitals split by the HTML.
+    netflix = (
+        "/ S / T ED S ARANDOS|Co-Chief Executive Officer and Director (principal executive "
+        "officer)|January 27, 2025| |Ted Sarandos||| |/ S / S PENCER N EUMANN|Chief Financial "
+        "Officer (principal financial officer)|January 27, 2025| |Spencer Neumann|||"
+    )
+    assert [
+        (t.object_name, t.object_aliases) for t in executive_rule(_chunk(netflix, kind="table"))
+    ] == [("Ted Sarandos", ("ceo",)), ("Spencer Neumann", ("cfo",))]
+    # Wells Fargo's: the name, a separator row, the name again, then the title.
+    wells = (
+        "|By:|/s/ CHARLES W. SCHARF|\n|---|---|\n||Charles W. Scharf|\n||President and Chief "
+        "Executive Officer|"
+    )
+    assert [t.object_name for t in executive_rule(_chunk(wells, kind="table"))] == [
+        "Charles W. Scharf"
+    ]
+    # Its officer list in prose, and Procter & Gamble's 10-Q naming its officers in Item 4.
+    prose = (
+        "Charles W. Scharf (age 59) Chief Executive Officer and President since October 2019. "
+        "Mr. Scharf has served with the Company for 5 years."
+    )
+    (ceo,) = officer_prose_rule(_chunk(prose))
+    assert (ceo.predicate, ceo.object_name, ceo.object_aliases) == (
+        "has_executive",
+        "Charles W. Scharf",
+        ("ceo", "Charles Scharf"),
+    )
+    item4 = (
+        "The Company’s Chairman of the Board, President and Chief Executive Officer, Jon R. "
+        "Moeller, and the Company’s Chief Financial Officer, Andre Schulten, performed an "
+        "evaluation of the Company’s disclosure controls and procedures."
+    )
+    assert [(t.object_name, t.object_aliases) for t in officer_prose_rule(_chunk(item4))] == [
+        ("Jon R. Moeller", ("ceo", "Jon Moeller")),
+        ("Andre Schulten", ("cfo",)),
+    ]
+    # A director's other employer is not a title at the filer.
+    assert list(officer_prose_rule(_chunk("Jane Q. Doe (age 61) Retired President of Acme."))) == []
 
 
 def test_subsidiaries_and_places_from_exhibit_21_and_the_laws_they_are_organized_under() -> None:

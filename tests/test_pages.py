@@ -120,7 +120,7 @@ def test_group_by_page_setting_makes_pages_the_default(
     settings = load_settings()
     with open_store(settings) as store:
         found = Retriever(store, settings).retrieve(QUESTION, k=3)
-    assert found.variant == "hybrid+filters+pages"
+    assert found.variant == "hybrid+filters+pages+graph:entity"  # retrieve.graph_kinds
     assert all(isinstance(h, PageHit) for h in found.hits)
 
 

@@ -27,7 +27,12 @@ from finrag.evaluate.retrieval import BREAKDOWNS, RetrievalReport
 from finrag.text import clip
 
 REPORT_FILE = "report.html"
-_BREAKDOWN_TITLES = {"company": "company", "question_type": "question type", "doc_type": "form"}
+_BREAKDOWN_TITLES = {
+    "company": "company",
+    "question_type": "question type",
+    "doc_type": "form",
+    "kind": "question kind (graph)",
+}
 _VERDICTS = {True: "right", False: "wrong", None: "n/a"}
 
 _CSS = """

@@ -79,6 +79,31 @@ def metric_cells(report, s) -> list[str]:
     ]
 
 
+def _by_kind(report: RetrievalReport) -> list[str]:
+    """Every variant per question kind (finrag.graph.retrieve.question_kind): the table
+    that decides which kinds search with the graph."""
+    k5, kmax = shown_k(report.ks), max(report.ks)
+    kinds = sorted({g for s in report.variants for g in s.breakdowns["kind"]})
+    lines = [
+        "",
+        "## Variants by question kind",
+        "",
+        f"| kind | n | variant | hit@{k5} | MRR@{kmax} | p50 ms |",
+        "|---|---|---|---|---|---|",
+    ]
+    for kind in kinds:
+        for s in report.variants:
+            group = s.breakdowns["kind"].get(kind)
+            if group is None:
+                continue
+            scores = group["scores"]
+            lines.append(
+                f"| {kind} | {group['n']} | {s.variant} | {fmt(scores[k5]['hit'])} | "
+                f"{fmt(scores[kmax]['mrr'])} | {group['latency_ms']['p50']:.0f} |"
+            )
+    return lines
+
+
 def markdown(report: RetrievalReport) -> str:
     k5 = shown_k(report.ks)
     kmax = max(report.ks)
@@ -95,6 +120,7 @@ def markdown(report: RetrievalReport) -> str:
     lines += ["| variant | " + " | ".join(head) + " |", "|---" * (len(head) + 1) + "|"]
     for s in report.variants:
         lines.append(f"| {s.variant} | " + " | ".join(metric_cells(report, s)) + " |")
+    lines += _by_kind(report)
     last = report.variants[-1]
     for by in BREAKDOWNS:
         lines += [

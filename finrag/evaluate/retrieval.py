@@ -15,10 +15,12 @@ from finrag.evaluate.dataset import EvalQuestion, document_key
 from finrag.evaluate.metrics import Retrieved, first_relevant_rank, mean_scores, relevance
 from finrag.evaluate.metrics import score_ranking as score
 from finrag.evaluate.runs import finish_run, percentile, start_run
+from finrag.graph.retrieve import question_kind
 from finrag.retrieve import Retriever, Variant
 from finrag.retrieve.pages import PageHit
 
-BREAKDOWNS = ("company", "question_type", "doc_type")
+# kind: the question kind graph retrieval is chosen by (finrag.graph.retrieve.question_kind)
+BREAKDOWNS = ("company", "question_type", "doc_type", "kind")
 Scores = dict[int, dict[str, float | None]]
 
 
@@ -30,6 +32,7 @@ class QuestionResult:
     company: str | None
     question_type: str | None
     doc_type: str | None
+    kind: str  # entity, structure or other: whether +graph:KIND fuses the graph in
     gold: list[dict[str, Any]]  # {document, page}
     missing_documents: list[str]  # gold documents the store does not hold
     first_relevant_rank: int | None
@@ -134,6 +137,7 @@ def _one(retriever, conn, q: EvalQuestion, variant: Variant, ks, stored) -> Ques
         company=q.company or (gold_doc.company if gold_doc else None),
         question_type=q.question_type,
         doc_type=gold_doc.form_type if gold_doc else None,
+        kind=question_kind(q.question),
         gold=[{"document": d, "page": p} for d, p in sorted(q.gold_pages)],
         missing_documents=[d for d in q.documents if d not in stored],
         first_relevant_rank=first_relevant_rank(ranked, q),
@@ -165,7 +169,11 @@ def _summarise(variant: str, rows: list[QuestionResult], ks: list[int]) -> Varia
         for r in rows:
             groups.setdefault(getattr(r, by) or "unknown", []).append(r)
         breakdowns[by] = {
-            name: {"n": len(members), "scores": mean_scores([m.scores for m in members], ks)}
+            name: {
+                "n": len(members),
+                "scores": mean_scores([m.scores for m in members], ks),
+                "latency_ms": {"p50": percentile(sorted(m.latency_ms for m in members), 50)},
+            }
             for name, members in sorted(groups.items())
         }
     return VariantSummary(

@@ -245,10 +245,17 @@ _TITLE = (
     r"Officer|Chief Accounting Officer|Chief Operating Officer|Controller|Treasurer|"
     r"Senior Vice President|Executive Vice President|Vice President|Director)"
 )
-# The signer's words (the name, often twice: "CORIE BARRY Corie Barry"), then a title.
+# The signer's words (the name, often twice: "CORIE BARRY Corie Barry", maybe over a
+# table's rows), then a title.
 _SIGNED = re.compile(
-    rf"/s/\s*(?P<who>[A-Z][A-Za-z'.\- |]{{2,80}}?)\s*\|?\s*(?P<title>{_TITLE}[^|\n/]{{0,80}})"
+    rf"/s/\s*(?P<who>[A-Z][A-Za-z'.\- |\n]{{2,80}}?)\s*\|?\s*"
+    rf"(?P<title>(?:Co-)?{_TITLE}[^|\n/]{{0,80}})"
 )
+# "/ S /" and "/S/" are "/s/" as some filers' signature pages print it.
+_SIGNATURE_MARK = re.compile(r"/\s?[sS]\s?/")
+# Small capitals come out of some filings' HTML as a capital and the rest of the word
+# apart: "T ED S ARANDOS" is "TED SARANDOS".
+_SMALL_CAPS = re.compile(r"\b([A-Z]) (?=[A-Z\u00c0-\u00de]{2,}\b)")
 _OFFICER = re.compile(r"Chief|President|Chair|Controller|Treasurer|Vice President", re.IGNORECASE)
 
 
@@ -274,6 +281,35 @@ def _officer(name: str, title: str, chunk: ChunkText, evidence: str) -> Triple:
     predicate = HAS_EXECUTIVE if _OFFICER.search(title) else HAS_DIRECTOR
     aliases = _officer_aliases(title) + _without_initials(name)
     return Triple(predicate, "person", name, chunk.id, chunk.page, evidence, object_aliases=aliases)
+
+
+# "Charles W. Scharf (age 59) Chief Executive Officer and President since ...": a list of
+# executive officers in prose, as banks print it.
+_NAME_AGE_TITLE = re.compile(
+    rf"(?P<name>{_PERSON_WORDS}) \(age \d{{2}}\)\s+(?P<title>(?:[A-Z][\w&,-]*\s+){{0,4}}?"
+    rf"{_TITLE}[^.;(]{{0,80}}?)(?= since\b|[.;(])"
+)
+# "the Company's Chief Financial Officer, Andre Schulten, performed ...": an officer named
+# in apposition to the filer's title.
+_TITLE_APPOSITION = re.compile(
+    rf"(?:[Cc]ompany[’']s|\b[Oo]ur)\s+(?P<title>(?:(?:[A-Z][\w&,]*|of|the|and)\s+){{0,8}}?"
+    rf"Chief \w+ Officer),"
+    rf"\s+(?P<name>{_PERSON_WORDS}),"
+)
+
+
+def officer_prose_rule(chunk: ChunkText) -> Iterator[Triple]:
+    """Officers named in prose: "Name (age 59) Chief Executive Officer and President", or
+    "the Company's Chief Financial Officer, Andre Schulten," (a 10-Q's Item 4)."""
+    text = chunk.content
+    if "Officer" not in text:
+        return
+    for pattern in (_NAME_AGE_TITLE, _TITLE_APPOSITION):
+        for m in pattern.finditer(text):
+            name, title = m.group("name"), re.sub(r"\s+", " ", m.group("title")).strip(" ,")
+            if _OTHER_EMPLOYER.search(title):
+                continue  # a director's own employer, not the filer's title
+            yield _officer(name, title, chunk, _evidence(text, m.start(), m.end(), pad=0))
 
 
 def officer_list_rule(chunk: ChunkText) -> Iterator[Triple]:
@@ -330,14 +366,14 @@ def _officer_aliases(title: str) -> tuple[str, ...]:
 
 def executive_rule(chunk: ChunkText) -> Iterator[Triple]:
     """A signature with a title: officers (has_executive) and directors (has_director)."""
-    text = chunk.content
-    if "/s/" not in text:
+    if not _SIGNATURE_MARK.search(chunk.content):
         return
+    text = _SMALL_CAPS.sub(r"\1", _SIGNATURE_MARK.sub("/s/", chunk.content))
     for m in _SIGNED.finditer(text):
-        cells = [c.strip() for c in m.group("who").split("|") if c.strip()]
+        cells = [c.strip() for c in m.group("who").split("|") if normalize_name(c)]
         if len({normalize_name(c) for c in cells}) > 1:
             continue  # a cell past the name ("Craig|Capacity ..."): a table read by columns
-        name = _person_name(m.group("who"))
+        name = _person_name(" ".join(cells))
         if re.search(r"LLP|L\.L\.P\.", name) or not 2 <= len(name.split()) <= 4:
             continue  # an audit firm's signature, or not a name
         title = re.split(r"\s*(?:\||Date:|/s/|\d)", m.group("title"))[0].strip(" ,")
@@ -428,6 +464,7 @@ RULES = (  # product_rule, which carries a table over chunks, is called on its o
     segment_rule,
     executive_rule,
     officer_list_rule,
+    officer_prose_rule,
     subsidiary_rule,
     incorporation_rule,
 )

@@ -2,9 +2,15 @@
 fused with the hybrid ranking.
 
 1. Link: entities of the allowed documents (the filters the hybrid search ended with)
-   whose name or an alias appears in the question as whole words; the filer's company
-   entity when the question names the company (the filters resolved one).
-2. Neighbourhood: the relations one hop from a linked entity.
+   whose name, canonical key (sql/018: "Corie S. Barry" is "corie barry") or an alias
+   appears in the question as whole words; the filer's company entity when the question
+   names the company (the filters resolved one). A linked entity brings every entity of
+   the allowed documents with its kind and canonical key: one person or firm across
+   filings.
+2. Neighbourhood: the relations one hop from a linked entity. A question about what
+   companies have in common ("which other companies share Apple's auditor") also takes,
+   from every document, the relations of the same predicate to the same canonical
+   entity as a kept relation: the auditor's other clients, the supplier's other buyers.
 3. Keep what the question asks about: a relation whose predicate a cue word names
    ("audit" → audited_by, "CEO" → has_executive, "segment" → has_segment, "sell" → sells,
    "subsidiar" → has_subsidiary, "incorporated"/"where" → incorporated_in/located_in;
@@ -15,7 +21,8 @@ fused with the hybrid ranking.
    An officer asked for by title ("CEO", "chief financial officer") ranks above the others.
 4. Rank the chunks that state the kept relations (more kept relations and a linked
    non-company entity first), and fuse them into the hybrid ranking by reciprocal rank,
-   weight GRAPH_WEIGHT against the hybrid list's 1.0 (the same fusion as the summaries').
+   weight retrieve.graph_weight (GRAPH_WEIGHT) against the hybrid list's 1.0 (the same
+   fusion as the summaries').
 """
 
 from __future__ import annotations
@@ -52,6 +59,40 @@ _CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"compet|\brival", ("competes_with",)),
     (r"\bacqui|\bbought\b|\bpurchas\w* (?:of|a)\b|\bmerg", ("acquired",)),
 )
+
+
+# Relations whose object is a party (a person, a firm), as against the filing's structure
+# (its segments, products, places): the question kind graph retrieval is chosen for.
+PARTY_PREDICATES = frozenset(
+    {
+        "audited_by",
+        "has_executive",
+        "has_director",
+        "has_subsidiary",
+        "has_customer",
+        "competes_with",
+        "acquired",
+    }
+)
+QUESTION_KINDS = ("entity", "structure", "other")
+# Kinds an object may share with another filer's: not places, segments or products,
+# whose names ("International", "Services") are common words across companies.
+_SHARED_KINDS = ("auditor", "person", "subsidiary", "customer", "competitor")
+_SHARED = re.compile(
+    r"\bshare[sd]?\b|\bsame\b|\bin common\b|\bother (?:compan|filer|client)|"
+    r"\bwhich (?:other )?(?:compan|filer|client)|\bboth\b",
+    re.IGNORECASE,
+)
+
+
+def question_kind(question: str) -> str:
+    """entity: it asks for a party (auditor, officer, director, subsidiary, customer,
+    competitor, acquisition); structure: only for segments, products or places; other:
+    for no relation the graph holds."""
+    asked = asked_predicates(question)
+    if asked & PARTY_PREDICATES:
+        return "entity"
+    return "structure" if asked else "other"
 
 
 @dataclass
@@ -101,20 +142,29 @@ def graph_chunks(
     asked = asked_predicates(question)
     match.predicates = sorted(asked)
     rows = conn.execute(
-        "SELECT id, kind, name, name_norm, aliases FROM entities "
+        "SELECT id, kind, name, name_norm, canonical, aliases FROM entities "
         "WHERE %(docs)s::bigint[] IS NULL OR document_id = ANY(%(docs)s::bigint[])",
         {"docs": docs},
     ).fetchall()
     titles = asked_titles(question)
     titled = {eid for eid, kind, *_, aliases in rows if kind == "person" and titles & set(aliases)}
     linked: dict[int, bool] = {}  # entity id -> named in the question (not just the filer)
-    for eid, kind, name, name_norm, aliases in rows:
-        named = len(name_norm) > 2 and _mentions(q, [name_norm, *aliases])
+    named_keys: set[tuple[str, str]] = set()
+    # "Corning GmbH" and "Corning B.V." share the key "corning", the filer's: a key that is
+    # a company's names its subsidiaries apart from nothing, so it neither links nor merges.
+    company_keys = {canonical for _, kind, _, _, canonical, _ in rows if kind == "company"}
+    for eid, kind, name, name_norm, canonical, aliases in rows:
+        names = [name_norm] if canonical in company_keys else [name_norm, canonical]
+        named = _mentions(q, [n for n in names if len(n) > 2] + list(aliases))
         if kind == "company" and (named or company_named):
             linked[eid] = False
         elif named and kind != "company":
             linked[eid] = True
+            named_keys.add((kind, canonical))
             match.linked.append(f"{kind}:{name}")
+    for eid, kind, _name, _norm, canonical, _aliases in rows:  # the same one in other filings
+        if (kind, canonical) in named_keys and canonical not in company_keys:
+            linked[eid] = True
     if not linked or (not asked and not any(linked.values())):
         return match
     edges = conn.execute(
@@ -124,11 +174,13 @@ def graph_chunks(
     ).fetchall()
     score: dict[int, float] = defaultdict(float)
     page: dict[int, int] = {}
+    kept: list[tuple[str, int]] = []  # (predicate, object) of each kept relation
     for subject, predicate, obj, chunk_id, pg in edges:
         touches_named = linked.get(subject, False) or linked.get(obj, False)
         if predicate not in asked and not touches_named:
             continue
         match.relations += 1
+        kept.append((predicate, obj))
         score[chunk_id] += (
             1.0
             + (2.0 if touches_named else 0.0)
@@ -136,9 +188,33 @@ def graph_chunks(
             + (2.0 if obj in titled else 0.0)  # the officer the question names by title
         )
         page[chunk_id] = pg or 0
+    if kept and _SHARED.search(question):
+        for chunk_id, pg in _shared_relations(conn, kept):
+            if chunk_id not in score:
+                match.relations += 1
+                score[chunk_id] = 1.5  # a kept relation scores 2 at least: the own first
+                page[chunk_id] = pg or 0
     ranked = sorted(score, key=lambda c: (-score[c], page[c], c))
     match.chunk_ids = ranked[:GRAPH_CHUNKS]
     return match
+
+
+def _shared_relations(conn: psycopg.Connection, kept: list[tuple[str, int]]) -> list[tuple]:
+    """(chunk, page) of every relation, in any document, with a kept relation's predicate
+    and an object of the same kind and canonical key: the same auditor's other clients."""
+    return conn.execute(
+        "SELECT DISTINCT r.chunk_id, r.page FROM relations r "
+        "JOIN entities o ON o.id = r.object_id "
+        "JOIN entities k ON k.kind = o.kind AND k.canonical = o.canonical "
+        "JOIN unnest(%(predicates)s::text[], %(objects)s::bigint[]) AS kp(predicate, object_id) "
+        "  ON kp.object_id = k.id AND kp.predicate = r.predicate "
+        "WHERE o.kind = ANY(%(kinds)s) AND o.id <> k.id",
+        {
+            "predicates": [p for p, _ in kept],
+            "objects": [o for _, o in kept],
+            "kinds": list(_SHARED_KINDS),
+        },
+    ).fetchall()
 
 
 _HIT_SQL = """
@@ -157,7 +233,8 @@ def fuse_graph_chunks(
     result: SearchResult,
     question: str,
     *,
-    rrf_k: int,
+    rrf_k: float,
+    weight: float = GRAPH_WEIGHT,
     with_flagged: bool = True,
 ) -> tuple[list[Hit], GraphMatch]:
     """The hybrid ranking with the graph's chunks fused in by reciprocal rank, under the
@@ -174,9 +251,9 @@ def fuse_graph_chunks(
             known[row[0]] = Hit(*row)
     extra = [known[c] for c in match.chunk_ids if c in known]
     scores: dict[int, float] = {}
-    for weight, ranking in ((1.0, result.hits), (GRAPH_WEIGHT, extra)):
+    for w, ranking in ((1.0, result.hits), (weight, extra)):
         for rank, hit in enumerate(ranking, 1):
-            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + weight / (rrf_k + rank)
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + w / (rrf_k + rank)
     fused = sorted(scores, key=lambda cid: (-scores[cid], cid))
     for cid in fused:
         known[cid].score = scores[cid]

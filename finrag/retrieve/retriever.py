@@ -34,7 +34,9 @@ _PARTS = {"dense", "fts", "hybrid", "filters", "rerank", "pages", "summaries", "
 class Variant:
     """Which stages run. The ablation names them: dense, fts, hybrid, hybrid+filters,
     hybrid+filters+rerank, hybrid+filters+pages, hybrid+filters+graph (and any other
-    '+'-joined combination); +pages returns pages (finrag.retrieve.pages) instead of chunks."""
+    '+'-joined combination); +pages returns pages (finrag.retrieve.pages) instead of chunks.
+    +graph:KIND fuses the graph's chunks only into questions of that kind
+    (finrag.graph.retrieve.question_kind: entity, structure, other); repeat it for several."""
 
     dense: bool = True
     text: bool = True
@@ -43,17 +45,22 @@ class Variant:
     pages: bool = False
     summaries: bool = False  # section summaries' chunks fused in (retrieve.summaries)
     graph: bool = False  # the chunks stating the asked relations fused in (finrag.graph)
+    graph_kinds: tuple[str, ...] = ()  # ...for questions of these kinds only (graph False)
     sections: bool = False  # section kinds the question implies boosted (retrieve.intents)
 
     @classmethod
     def parse(cls, name: str) -> Variant:
         parts = [p.strip().lower() for p in name.split("+") if p.strip()]
+        kinds = tuple(p.removeprefix("graph:") for p in parts if p.startswith("graph:"))
+        parts = [p for p in parts if not p.startswith("graph:")]
         unknown = set(parts) - _PARTS
+        unknown |= set(kinds) - set(graph_retrieval.QUESTION_KINDS)
         if unknown or not parts or parts[0] not in {"dense", "fts", "hybrid"}:
             raise UsageError(
                 f"unknown retrieval variant {name!r}",
                 hint="start with dense, fts or hybrid, then add +filters, +rerank, +pages, "
-                "+summaries and/or +graph, e.g. hybrid+filters+rerank",
+                "+summaries and/or +graph (or +graph:entity, +graph:structure), e.g. "
+                "hybrid+filters+rerank",
             )
         return cls(
             dense=parts[0] in {"dense", "hybrid"},
@@ -63,6 +70,7 @@ class Variant:
             pages="pages" in parts,
             summaries="summaries" in parts,
             graph="graph" in parts,
+            graph_kinds=() if "graph" in parts else tuple(sorted(set(kinds))),
             sections="sections" in parts,
         )
 
@@ -76,6 +84,7 @@ class Variant:
             + ("+pages" if self.pages else "")
             + ("+summaries" if self.summaries else "")
             + ("+graph" if self.graph else "")
+            + "".join(f"+graph:{kind}" for kind in self.graph_kinds)
             + ("+sections" if self.sections else "")
         )
 
@@ -98,11 +107,13 @@ class Retriever:
         self.reranker = reranker if reranker is not None else get_reranker(settings, llm=llm)
 
     def default_variant(self) -> Variant:
-        """Every stage the settings turn on."""
+        """Every stage the settings turn on; the graph for the question kinds
+        retrieve.graph_kinds names (`ask` and `chat` search with this variant)."""
         return Variant(
             rerank=self.reranker is not None,
             pages=self.settings.retrieve.group_by_page,
             sections=self.settings.retrieve.section_intents,
+            graph_kinds=tuple(sorted(set(self.settings.retrieve.graph_kinds))),
         )
 
     def retrieve(
@@ -122,6 +133,7 @@ class Retriever:
         False leaves out chunks flagged as instruction-like text; filters named in ``keep``
         are never widened away."""
         variant = variant or self.default_variant()
+        use_graph = uses_graph(variant, question)
         if variant.rerank and self.reranker is None:
             raise UsageError(
                 f"variant {variant.name} needs a reranker, and retrieve.reranker is 'none'",
@@ -159,7 +171,7 @@ class Retriever:
             fetch = max(fetch, settings.candidates)
         if variant.summaries:  # a summarized section's chunk may rank past k among chunks
             fetch = max(fetch, SUMMARY_POOL)
-        if variant.graph:  # the same for a chunk the graph finds
+        if use_graph:  # the same for a chunk the graph finds
             fetch = max(fetch, graph_retrieval.GRAPH_POOL)
         if variant.sections:  # a boosted chunk may come from past the first k
             fetch = max(fetch, 4 * k)
@@ -190,10 +202,15 @@ class Retriever:
             )
             conn.rollback()
             timings["summaries"] = _ms_since(t0)
-        if variant.graph:
+        if use_graph:
             t0 = time.perf_counter()
             result.hits, _ = graph_retrieval.fuse_graph_chunks(
-                conn, result, question, rrf_k=settings.rrf_k, with_flagged=with_flagged
+                conn,
+                result,
+                question,
+                rrf_k=settings.rrf_k,
+                weight=settings.graph_weight,
+                with_flagged=with_flagged,
             )
             conn.rollback()
             timings["graph"] = _ms_since(t0)
@@ -243,6 +260,15 @@ class Retriever:
         if form := overrides.get("form"):
             filters.form_types, filters.matched["form_type"] = [form.upper()], ["--form"]
         return filters
+
+
+def uses_graph(variant: Variant, question: str) -> bool:
+    """Whether the graph's chunks are fused in for this question under ``variant``."""
+    if variant.graph:
+        return True
+    return bool(variant.graph_kinds) and (
+        graph_retrieval.question_kind(question) in variant.graph_kinds
+    )
 
 
 def _ms_since(t0: float) -> float:
