@@ -539,3 +539,16 @@ def test_a_text_facts_own_numbers_and_a_statute_section_are_no_untraceable_figur
         facts=[CheckedFact(source=1, quote=title, value=title, ok=True)],
     )
     assert untraceable_numbers(answer) == ["3"]  # the count no fact gave still shows
+
+
+def test_a_figure_rounded_to_the_decimals_shown_traces_to_its_calculation() -> None:
+    from finrag.answer.extraction import CalculationOutcome
+    from finrag.answer.result import Answer
+
+    change = CalculationOutcome("change, per cent", "percent_change(150868, 150639)")
+    change.result = -0.1518
+    answer = Answer(
+        question="q", answer="Debt went down by 0.2%, then by 0.4%.", calculations=[change]
+    )
+    answer.route = "facts"
+    assert untraceable_numbers(answer) == ["0.4%"]  # 0.2 is 0.1518 shown; 0.4 is no value

@@ -27,11 +27,18 @@ def untraceable_numbers(answer: Answer) -> list[str]:
     found = [
         a.text.strip("()")
         for a in material(parse_amounts(text))
-        if not found_in(a, known, rel=_SHOWN_REL)
+        if not found_in(a, known, rel=_SHOWN_REL) and not _shown_rounded(a, known)
     ]
     if answer.route == "mixed":
         found += [p["number"] for p in answer.unverified_numbers if p["number"] not in found]
     return found
+
+
+def _shown_rounded(amount: Amount, known: list[Amount]) -> bool:
+    """'0.2%' for a computed 0.152: the value rounded to the decimals the answer shows."""
+    digits = re.search(r"\.(\d+)", amount.text)
+    half = 0.5 * 10 ** -(len(digits[1]) if digits else 0)
+    return any(abs(abs(k.value) - abs(amount.value)) <= half + 1e-9 for k in known)
 
 
 def _known(answer: Answer) -> list[Amount]:
