@@ -32,6 +32,7 @@ def test_help_lists_only_working_commands() -> None:
     assert result.returncode == 0
     commands = re.findall(r"^\s{2}(\w+)\s{2,}", result.stdout.split("Commands:")[1], re.M)
     assert sorted(commands) == [
+        "analyze",
         "ask",
         "cache",
         "chat",
@@ -41,6 +42,7 @@ def test_help_lists_only_working_commands() -> None:
         "doctor",
         "eval",
         "facts",
+        "fetch",
         "graph",
         "grep",
         "ingest",
@@ -48,6 +50,7 @@ def test_help_lists_only_working_commands() -> None:
         "market",
         "mcp",
         "open",
+        "research",
         "search",
         "serve",
         "sessions",
