@@ -40,10 +40,11 @@ from typing import Any
 
 from finrag.answer.citations import answer_sentences, cited
 from finrag.answer.graders import asked, missing, named, relevance
-from finrag.answer.numbers import Amount, found_in, material, parse_amounts, without_dates
+from finrag.answer.numbers import found_in, material, parse_amounts, without_dates
 from finrag.answer.result import Answer
 from finrag.evaluate.dataset import document_key
 from finrag.evaluate.evidence import tokens
+from finrag.evaluate.traceable import known_amounts
 
 MIN_OVERLAP = 0.5
 MIN_WORDS = 3
@@ -79,7 +80,7 @@ def statements(answer: Answer) -> list[Statement]:
         return []
     texts = _evidence_texts(answer)
     everything = " ".join(texts.values())
-    known = _fact_amounts(answer)
+    known = known_amounts(answer)
     out = []
     for sentence in answer_sentences(answer.answer):
         body = _MARK.sub(" ", sentence).strip()
@@ -121,20 +122,6 @@ def _evidence_texts(answer: Answer) -> dict[int, str]:
     for c in answer.citations:
         texts.setdefault(c.n, []).extend([c.document, c.section, c.quote])
     return {n: " ".join(t for t in parts if t) for n, parts in texts.items()}
-
-
-def _fact_amounts(answer: Answer) -> list[Amount]:
-    values: list[float] = []
-    for fact in answer.fact_values:
-        try:
-            values.append(float(fact["value"]))
-        except (KeyError, TypeError, ValueError):
-            continue
-    for calc in answer.calculations:
-        if calc.result is not None:
-            values.append(calc.result)
-        values += [float(i["value"]) for i in calc.inputs if i.get("value") is not None]
-    return [Amount.plain(v) for v in values]
 
 
 def answer_relevance(question: str, filters, answer: Answer) -> dict[str, Any] | None:

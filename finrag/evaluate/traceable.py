@@ -22,7 +22,7 @@ _SHOWN_REL = 0.005  # a figure shown rounded ("46.2%" for 46.206) still traces t
 
 def untraceable_numbers(answer: Answer) -> list[str]:
     """The amounts in ``answer``'s text no fact value or calculation gave, as written."""
-    known = _known(answer)
+    known = known_amounts(answer)
     text = _STATUTE.sub(" ", without_dates(answer.answer))
     found = [
         a.text.strip("()")
@@ -41,7 +41,9 @@ def _shown_rounded(amount: Amount, known: list[Amount]) -> bool:
     return any(abs(abs(k.value) - abs(amount.value)) <= half + 1e-9 for k in known)
 
 
-def _known(answer: Answer) -> list[Amount]:
+def known_amounts(answer: Answer) -> list[Amount]:
+    """The values an answer built on facts may state: its facts', its calculations' results
+    and inputs, and the numbers printed in the text facts it restates."""
     values: list[float] = []
     for fact in answer.fact_values:
         try:
