@@ -76,6 +76,16 @@ def test_quarters_and_forms(conn, question: str, quarter, forms: list[str]) -> N
     assert filters.form_types == forms
 
 
+@pytest.mark.parametrize(
+    ("question", "quarter", "years"), [("Q32024 sales", 3, [2024]), ("q1 2023", 1, [2023])]
+)
+def test_a_quarter_and_year_written_as_one_word_are_both_read(question, quarter, years) -> None:
+    from finrag.retrieve.filters import read_periods
+
+    found = read_periods(question)
+    assert (found.quarter, found.years) == (quarter, years)
+
+
 def test_matched_words_explain_each_filter(conn) -> None:
     filters = extract_query_filters("What was 3M's FY2018 capex in the 10-K?", conn)
     assert filters.matched == {"company": ["3M"], "fiscal_year": ["FY2018"], "form_type": ["10-K"]}

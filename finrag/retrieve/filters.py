@@ -34,6 +34,8 @@ _QUARTER = re.compile(
     r"|quarter\s+([1-4]))\b",
     re.I,
 )
+# A quarter and its year written as one word ("Q22023", "Q4FY24" aside): split apart.
+_RUN_TOGETHER = re.compile(rf"\b(Q[1-4])({_YEAR})\b", re.I)
 _ORDINAL = {
     "first": 1,
     "second": 2,
@@ -105,6 +107,7 @@ def extract_query_filters(question: str, conn: psycopg.Connection) -> QueryFilte
 def read_periods(question: str, filters: QueryFilters | None = None) -> QueryFilters:
     """The fiscal years and quarter a question names, with the words that name them."""
     filters = filters if filters is not None else QueryFilters()
+    question = _RUN_TOGETHER.sub(r"\1 \2", question)  # "Q22023": Q2 of 2023
     _find_years(question, filters)
     if m := _QUARTER.search(question):
         q = m.group(1) or m.group(2) or m.group(4)
