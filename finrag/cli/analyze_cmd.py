@@ -12,7 +12,7 @@ from rich.text import Text
 
 from finrag.analysis.persona_analysis import analyze
 from finrag.answer.pipeline import Asker
-from finrag.cli.options import ModeOption
+from finrag.cli.options import BackendOption, ModeOption
 from finrag.cli.render import err, out, print_json
 from finrag.cli.report import Report
 from finrag.cli.state import app_state, with_mode_option, with_options, without_model
@@ -48,12 +48,7 @@ def analyze_command(
         ),
     ] = False,
     mode: ModeOption = None,
-    backend: Annotated[
-        str | None,
-        typer.Option(
-            metavar="NAME", help="LLM backend: auto, ollama, embedded (default: llm.backend)."
-        ),
-    ] = None,
+    backend: BackendOption = None,
     seconds: Annotated[
         float | None,
         typer.Option(

@@ -20,7 +20,14 @@ from finrag.answer.pipeline import Answer, Asker
 from finrag.answer.safety import declined_answer
 from finrag.answer.status import FOUND_IN_SOURCE, UNSUPPORTED, VERIFIED, WORDS
 from finrag.cli.inputs import clean_option, question_text
-from finrag.cli.options import CompanyOption, FormOption, ModeOption, QuarterOption, YearOption
+from finrag.cli.options import (
+    BackendOption,
+    CompanyOption,
+    FormOption,
+    ModeOption,
+    QuarterOption,
+    YearOption,
+)
 from finrag.cli.persona_view import (
     PersonaOption,
     persona_markdown,
@@ -62,9 +69,7 @@ def ask_command(
     year: YearOption = None,
     quarter: QuarterOption = None,
     form: FormOption = None,
-    backend: Annotated[
-        str | None, typer.Option(help="LLM backend: auto, ollama, embedded (default: llm.backend).")
-    ] = None,
+    backend: BackendOption = None,
     timeout: Annotated[
         float | None,
         typer.Option(

@@ -20,7 +20,7 @@ from finrag.cli.ask_cmd import print_calculations, print_citations, print_number
 from finrag.cli.chat_commands import run_command
 from finrag.cli.conventions import nothing_found
 from finrag.cli.inputs import clean_option, clean_text
-from finrag.cli.options import ModeOption
+from finrag.cli.options import BackendOption, ModeOption
 from finrag.cli.persona_view import PersonaOption, print_persona
 from finrag.cli.progress import Activity, seconds_words
 from finrag.cli.render import err, out, print_error
@@ -46,9 +46,7 @@ def chat_command(
             help="Run one line per turn from FILE ('-' for stdin), without asking anything back.",
         ),
     ] = None,
-    backend: Annotated[
-        str | None, typer.Option(help="LLM backend: auto, ollama, embedded (default: llm.backend).")
-    ] = None,
+    backend: BackendOption = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="With --input: one JSON object per turn on stdout.")
     ] = False,

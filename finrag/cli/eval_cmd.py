@@ -16,7 +16,7 @@ from rich.progress import (
 )
 
 from finrag.cli.fundamentals_cmd import fundamentals_command
-from finrag.cli.options import ModeOption
+from finrag.cli.options import BackendOption, ModeOption
 from finrag.cli.render import Column, err, print_json, print_table
 from finrag.cli.state import app_state, with_mode_option, with_options, without_model
 from finrag.db import open_store
@@ -150,9 +150,7 @@ def answers_command(
     tolerance: Annotated[
         float, typer.Option(help="Relative tolerance of the numeric check.", min=0, max=0.5)
     ] = 0.01,
-    backend: Annotated[
-        str | None, typer.Option(help="LLM backend: auto, ollama, embedded (default: llm.backend).")
-    ] = None,
+    backend: BackendOption = None,
     compare: Annotated[
         str | None,
         typer.Option(

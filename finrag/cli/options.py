@@ -22,3 +22,9 @@ ModeOption = Annotated[
         "`finrag config show --mode MODE` lists them); a setting given explicitly wins.",
     ),
 ]
+BackendOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="NAME", help="LLM backend: auto, ollama, embedded (default: llm.backend)."
+    ),
+]

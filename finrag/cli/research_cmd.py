@@ -15,7 +15,7 @@ from finrag.analysis.research import research
 from finrag.analysis.research_plan import plan_for
 from finrag.answer.pipeline import Asker
 from finrag.cli.inputs import clean_option, question_text
-from finrag.cli.options import CompanyOption, ModeOption
+from finrag.cli.options import BackendOption, CompanyOption, ModeOption
 from finrag.cli.render import err, out, print_json
 from finrag.cli.report import Report
 from finrag.cli.state import app_state, with_mode_option, with_options, without_model
@@ -59,12 +59,7 @@ def research_command(
         ),
     ] = False,
     mode: ModeOption = None,
-    backend: Annotated[
-        str | None,
-        typer.Option(
-            metavar="NAME", help="LLM backend: auto, ollama, embedded (default: llm.backend)."
-        ),
-    ] = None,
+    backend: BackendOption = None,
     output: Annotated[
         Path | None,
         typer.Option("--out", metavar="PATH", dir_okay=False, help="Write the memo to PATH."),
