@@ -421,7 +421,7 @@ class Asker:
         # The model reads a few quotes, not the chunks: so the quotes are chosen from all
         # the retrieved pages' chunks, not the answer.k the extraction path reads.
         context = build_context(found.hits, budget=self.settings.answer.k * EVIDENCE_BREADTH)
-        names = [c.name for c in found.filters.companies] + found.filters.matched.get("company", [])
+        names = found.filters.company_words()
         return evidence.select(
             question,
             context,

@@ -80,6 +80,11 @@ class QueryFilters:
     def empty(self) -> bool:
         return not (self.companies or self.years or self.quarter or self.form_types)
 
+    def company_words(self) -> list[str]:
+        """The companies' names and the words that named them ("3M", "MMM"): what a scorer
+        of the question's own words leaves out."""
+        return [c.name for c in self.companies] + self.matched.get("company", [])
+
     def as_dict(self) -> dict:
         return {
             "companies": [c.name for c in self.companies],

@@ -83,12 +83,12 @@ def _direction_word(word: str) -> str | None:
 # How the facts route words a move ("down 1.7 percentage points", "went up by 3.0%").
 _UP = re.compile(r"\b(?:went up|up \d|up by|rose|increased|grew)\b")
 _DOWN = re.compile(r"\b(?:went down|down \d|down by|fell|decreased|declined)\b")
-_UP_NOUN = re.compile(r"increases?|improvements?|rises?|expansions?|gains?|growth")
-_DOWN_NOUN = re.compile(r"decreases?|declines?|drops?|contractions?|deteriorations?|falls?")
+_UP_NOUNS = r"increases?|improvements?|rises?|expansions?|gains?|growth"
+_DOWN_NOUNS = r"decreases?|declines?|drops?|contractions?|deteriorations?|falls?"
+_UP_NOUN, _DOWN_NOUN = re.compile(_UP_NOUNS), re.compile(_DOWN_NOUNS)
 # "the increase in operating margin": a move and the measure it is of (two words at most).
 _MOVE_OF = re.compile(
-    r"\b(increases?|improvements?|rises?|expansions?|gains?|growth|decreases?|declines?|"
-    r"drops?|contractions?|deteriorations?|falls?)\s+(?:in|of)\s+(?:the\s+|its\s+)?"
+    rf"\b({_UP_NOUNS}|{_DOWN_NOUNS})\s+(?:in|of)\s+(?:the\s+|its\s+)?"
     r"((?:[a-z&-]+\s+)?[a-z&-]+)"
 )
 

@@ -29,7 +29,7 @@ DECIDED = "ranked rows of a printed table"
 
 def ranked_answer(question: str, found: SearchResult, started: float) -> Answer | None:
     """The answer from a printed table's ranking, or None (the quotes and the model read)."""
-    names = [c.name for c in found.filters.companies] + found.filters.matched.get("company", [])
+    names = found.filters.company_words()
     ask = rank_ask(question, names)
     if ask is None:
         return None

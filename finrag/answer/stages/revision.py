@@ -83,7 +83,7 @@ def revision_answer(question: str, found: SearchResult, started: float) -> Answe
         and _ASKS_REVISION.search(question)
     ):
         return None
-    names = [c.name for c in found.filters.companies] + found.filters.matched.get("company", [])
+    names = found.filters.company_words()
     asked = _words(question) - _words(" ".join(names))
     allowed = {c.name for c in found.filters.companies}
     pairs: list[_Pair] = []
