@@ -27,6 +27,17 @@ listed (by score, so ties agree), and precision@10 against the synthetic answer 
 of the question's company and year naming its metric).
 --hnsw-builds rebuilds the HNSW index with other m / ef_construction after the rest (build
 time, size, the ef_search sweep again). --home keeps the store, so a later run reuses its rows.
+
+--levers measures the cheap pgvector levers side by side with the index as built, each
+against the same exact top 10 (float32, scan and sort):
+- iterative: the company + year search forced through the HNSW index (the btree on
+  document_id kept out of the plan) with hnsw.iterative_scan off, relaxed_order and
+  strict_order, beside the plan Postgres picks itself (what the product runs);
+- halfvec: an HNSW expression index on embedding::halfvec (same m / ef_construction):
+  build time, size, recall@10 unfiltered and company + year, dense latency;
+- partition: the vectors copied into a table partitioned by fiscal year (one HNSW index a
+  partition), searched with the year filter pruning to one partition.
+The index levers (halfvec, partition) run at the sizes in --levers-at (default: every size).
 """
 
 from __future__ import annotations
@@ -230,6 +241,21 @@ def main() -> None:
     parser.add_argument(
         "--warmup", type=int, default=0, help="questions run before timing a mode (0: all)"
     )
+    parser.add_argument(
+        "--levers",
+        default="iterative,halfvec,partition",
+        help="pgvector levers measured beside the built index (comma-separated; '' for none)",
+    )
+    parser.add_argument(
+        "--levers-at",
+        default="",
+        help="sizes at which the index levers (halfvec, partition) run (default: every size)",
+    )
+    parser.add_argument(
+        "--maintenance-mem",
+        default="8GB",
+        help="maintenance_work_mem for index builds: the HNSW graph must fit (~2 KB a row)",
+    )
     parser.add_argument("--out", type=Path, help="also write the JSON report here")
     parser.add_argument(
         "--home",
@@ -238,6 +264,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
+    global MAINTENANCE_MEM
+    MAINTENANCE_MEM = args.maintenance_mem
 
     if args.home:
         os.environ["FINRAG_HOME"] = str(args.home)
@@ -303,6 +331,13 @@ def run(sizes: list[int], args) -> dict:
                 sample = (questions[: args.recall_queries], qvecs[: args.recall_queries])
                 entry |= recall(conn, *sample, settings.retrieve, ef_values)
                 progress({"recall@10": entry["recall@10"], "sweep": entry["ef_search_sweep"]})
+                names = [n for n in args.levers.split(",") if n]
+                levers_at = {int(x) for x in args.levers_at.split(",") if x}
+                if levers_at and size not in levers_at:
+                    names = [n for n in names if n == "iterative"]
+                if names:
+                    entry["levers"] = levers(conn, *sample, settings.retrieve, names)
+                    progress({"levers": entry["levers"]})
                 for spec in filter(None, args.hnsw_builds.split(",")):
                     m, ef_construction = (int(x) for x in spec.split(":"))
                     build = rebuild_hnsw(conn, m, ef_construction)
@@ -332,8 +367,11 @@ def drop_indexes(conn) -> dict[str, str]:
     return dict(rows)
 
 
+MAINTENANCE_MEM = "8GB"
+
+
 def rebuild_indexes(conn, indexes: dict[str, str]) -> dict:
-    conn.execute("SET maintenance_work_mem = '4GB'")
+    conn.execute(f"SET maintenance_work_mem = '{MAINTENANCE_MEM}'")
     conn.execute("SET max_parallel_maintenance_workers = 1")  # leader + 1 on 2 cores
     out: dict = {}
     for name, definition in indexes.items():
@@ -501,7 +539,7 @@ def rebuild_hnsw(conn, m: int, ef_construction: int) -> dict:
     from finrag.db.embedding_space import HNSW_INDEX
 
     conn.execute(f"DROP INDEX finrag.{HNSW_INDEX}")
-    conn.execute("SET maintenance_work_mem = '4GB'")
+    conn.execute(f"SET maintenance_work_mem = '{MAINTENANCE_MEM}'")
     conn.execute("SET max_parallel_maintenance_workers = 1")
     t0 = time.perf_counter()
     conn.execute(
@@ -531,31 +569,10 @@ def recall(conn, questions, qvecs, cfg, ef_values: list[int]) -> dict:
 
     filtered, unfiltered, exact_unfiltered = [], [], []
     for (_, company, year, _), v in zip(questions, qvecs, strict=True):
-        docs = [
-            r[0]
-            for r in conn.execute(
-                "SELECT d.id FROM documents d JOIN companies c ON c.id = d.company_id "
-                "WHERE c.name = %s AND d.fiscal_year = %s",
-                (company, year),
-            )
-        ]
+        docs = scope_of(conn, company, year)
         for scope, bucket in ((None, unfiltered), (docs, filtered)):
             found = approx(v, scope, cfg)
-            key = (v.tobytes(), tuple(scope or ()))
-            if key not in _EXACT:  # the same across HNSW builds
-                with conn.transaction():
-                    conn.execute("SET LOCAL enable_indexscan = off")  # exact: scan and sort
-                    conn.execute("SET LOCAL enable_bitmapscan = off")
-                    _EXACT[key] = {
-                        r[0]
-                        for r in conn.execute(
-                            "SELECT id FROM chunks WHERE %(d)s::bigint[] IS NULL "
-                            "OR document_id = ANY(%(d)s::bigint[]) "
-                            "ORDER BY embedding <=> %(v)s LIMIT 10",
-                            {"d": scope, "v": v},
-                        )
-                    }
-            exact = _EXACT[key]
+            exact = exact_top10(conn, v, scope)  # the same across HNSW builds
             bucket.append(len(found & exact) / 10)
             if scope is None:
                 exact_unfiltered.append(exact)
@@ -579,6 +596,174 @@ def recall(conn, questions, qvecs, cfg, ef_values: list[int]) -> dict:
         },
         "ef_search_sweep": sweep,
     }
+
+
+def scope_of(conn, company: str, year: int) -> list[int]:
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT d.id FROM documents d JOIN companies c ON c.id = d.company_id "
+            "WHERE c.name = %s AND d.fiscal_year = %s",
+            (company, year),
+        )
+    ]
+
+
+def exact_top10(conn, v, scope) -> set[int]:
+    key = (v.tobytes(), tuple(scope or ()))
+    if key not in _EXACT:
+        with conn.transaction():
+            conn.execute("SET LOCAL enable_indexscan = off")
+            conn.execute("SET LOCAL enable_bitmapscan = off")
+            _EXACT[key] = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM chunks WHERE %(d)s::bigint[] IS NULL "
+                    "OR document_id = ANY(%(d)s::bigint[]) "
+                    "ORDER BY embedding <=> %(v)s LIMIT 10",
+                    {"d": scope, "v": v},
+                )
+            }
+    return _EXACT[key]
+
+
+def timed_recall(conn, questions, qvecs, query: str, settings: list[str], with_year=False):
+    """recall@10 against the exact top 10 (company + year scope when the query takes one)
+    and p50/p95 of ``query`` run under ``settings`` (SET LOCAL lines)."""
+    scoped = "%(d)s" in query
+    shares, samples = [], []
+    for (_, company, year, _), v in zip(questions, qvecs, strict=True):
+        scope = scope_of(conn, company, year) if scoped else None
+        exact = exact_top10(conn, v, scope)
+        conn.rollback()
+        params = {"d": scope, "v": v, "y": year}
+        with conn.transaction():
+            for line in settings:
+                conn.execute(line)
+            t0 = time.perf_counter()
+            found = {r[0] for r in conn.execute(query, params)}
+            samples.append((time.perf_counter() - t0) * 1000)
+        shares.append(len(found & exact) / 10)
+    return {"recall@10": round(statistics.mean(shares), 4)} | percentiles(samples)
+
+
+def index_options(conn) -> tuple[int, int, int]:
+    """m, ef_construction of the built HNSW index, and the vectors' dimension."""
+    import re
+
+    definition = conn.execute(
+        "SELECT indexdef FROM pg_indexes WHERE indexdef ~ 'USING hnsw'"
+    ).fetchone()[0]
+    m = re.search(r"\bm='?(\d+)", definition)
+    ef = re.search(r"ef_construction='?(\d+)", definition)
+    dim = conn.execute("SELECT dimension FROM embedding_model").fetchone()[0]
+    return (int(m.group(1)) if m else 16), (int(ef.group(1)) if ef else 64), dim
+
+
+def levers(conn, questions, qvecs, cfg, names: list[str]) -> dict:
+    """Each lever's recall@10 and dense latency beside the built index (module docstring)."""
+    m, ef_construction, dim = index_options(conn)
+    ef = [f"SET LOCAL hnsw.ef_search = {cfg.ef_search}"]
+    # document_id + 0 keeps the btree on document_id out of the plan, so the HNSW index
+    # serves the ORDER BY (enable_seqscan off rules out the scan and sort).
+    order = "ORDER BY embedding <=> %(v)s LIMIT 10"
+    forced = f"SELECT id FROM chunks WHERE (document_id + 0) = ANY(%(d)s) {order}"
+    out: dict = {}
+    if "iterative" in names:
+        planner = f"SELECT id FROM chunks WHERE document_id = ANY(%(d)s) {order}"
+        out["company+year: the planner's choice (iterative relaxed)"] = timed_recall(
+            conn, questions, qvecs, planner, [*ef, "SET LOCAL hnsw.iterative_scan = relaxed_order"]
+        )
+        for mode in ("off", "relaxed_order", "strict_order"):
+            out[f"company+year: HNSW, iterative {mode}"] = timed_recall(
+                conn,
+                questions,
+                qvecs,
+                forced,
+                [*ef, f"SET LOCAL hnsw.iterative_scan = {mode}", "SET LOCAL enable_seqscan = off"],
+            )
+        progress({"iterative": out})
+    if "halfvec" in names:
+        conn.execute(f"SET maintenance_work_mem = '{MAINTENANCE_MEM}'")
+        conn.execute("SET max_parallel_maintenance_workers = 1")
+        t0 = time.perf_counter()
+        conn.execute(
+            f"CREATE INDEX bench_halfvec_idx ON chunks USING hnsw ((embedding::halfvec({dim})) "
+            f"halfvec_cosine_ops) WITH (m = {m}, ef_construction = {ef_construction})"
+        )
+        conn.commit()
+        built = round(time.perf_counter() - t0, 1)
+        size = conn.execute("SELECT pg_relation_size('finrag.bench_halfvec_idx')").fetchone()[0]
+        half = f"embedding::halfvec({dim}) <=> %(v)s::vector::halfvec({dim})"
+        entry = {"build_s": built, "size_mb": round(size / 2**20, 1)}
+        entry["unfiltered"] = timed_recall(
+            conn,
+            questions,
+            qvecs,
+            f"SELECT id FROM chunks ORDER BY {half} LIMIT 10",
+            [*ef, "SET LOCAL enable_seqscan = off"],
+        )
+        entry["company+year, HNSW, iterative relaxed"] = timed_recall(
+            conn,
+            questions,
+            qvecs,
+            f"SELECT id FROM chunks WHERE (document_id + 0) = ANY(%(d)s) ORDER BY {half} LIMIT 10",
+            [
+                *ef,
+                "SET LOCAL hnsw.iterative_scan = relaxed_order",
+                "SET LOCAL enable_seqscan = off",
+            ],
+        )
+        conn.execute("DROP INDEX finrag.bench_halfvec_idx")
+        conn.commit()
+        out["halfvec"] = entry
+        progress({"halfvec": entry})
+    if "partition" in names:
+        out["partition by fiscal year"] = partitioned(
+            conn, questions, qvecs, ef, m, ef_construction, dim
+        )
+        progress({"partition": out["partition by fiscal year"]})
+    return out
+
+
+def partitioned(conn, questions, qvecs, ef, m: int, ef_construction: int, dim: int) -> dict:
+    conn.execute("DROP TABLE IF EXISTS bench_by_year")
+    conn.execute(
+        f"CREATE TABLE bench_by_year (id bigint, document_id bigint, fiscal_year int, "
+        f"embedding vector({dim})) PARTITION BY LIST (fiscal_year)"
+    )
+    for year in YEARS:
+        conn.execute(
+            f"CREATE TABLE bench_by_year_{year} PARTITION OF bench_by_year FOR VALUES IN ({year})"
+        )
+    t0 = time.perf_counter()
+    conn.execute(
+        "INSERT INTO bench_by_year SELECT c.id, c.document_id, d.fiscal_year, c.embedding "
+        "FROM chunks c JOIN documents d ON d.id = c.document_id"
+    )
+    conn.commit()
+    copied = round(time.perf_counter() - t0, 1)
+    conn.execute(f"SET maintenance_work_mem = '{MAINTENANCE_MEM}'")
+    conn.execute("SET max_parallel_maintenance_workers = 1")
+    t0 = time.perf_counter()
+    conn.execute(
+        "CREATE INDEX ON bench_by_year USING hnsw (embedding vector_cosine_ops) "
+        f"WITH (m = {m}, ef_construction = {ef_construction})"
+    )
+    conn.execute("ANALYZE bench_by_year")
+    conn.commit()
+    entry = {"copy_s": copied, "hnsw_build_s": round(time.perf_counter() - t0, 1)}
+    entry["company+year, HNSW, iterative relaxed"] = timed_recall(
+        conn,
+        questions,
+        qvecs,
+        "SELECT id FROM bench_by_year WHERE fiscal_year = %(y)s AND (document_id + 0) = ANY(%(d)s) "
+        "ORDER BY embedding <=> %(v)s LIMIT 10",
+        [*ef, "SET LOCAL hnsw.iterative_scan = relaxed_order", "SET LOCAL enable_seqscan = off"],
+    )
+    conn.execute("DROP TABLE bench_by_year")
+    conn.commit()
+    return entry
 
 
 if __name__ == "__main__":
