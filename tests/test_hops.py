@@ -142,6 +142,33 @@ def test_a_model_plan_that_is_no_chain_is_one_question(store_and_settings) -> No
         )
         plan, note = plan_for(conn, NESTED, lambda: FakeLLM([{"__error__": "boom"}]))
         assert plan is None and note.startswith("the model could not plan the hops (")
+        # Hop 1 cannot use hop 2's answer: refused as a plan, not a KeyError mid-chain.
+        forward = {
+            "hops": [
+                {"question": "What was {2}'s revenue in 2023?", "passes_on": "company"},
+                {"question": "What were {1}'s capital expenditures?", "passes_on": "nothing"},
+            ]
+        }
+        plan, note = plan_for(conn, NESTED, lambda: FakeLLM([forward]))
+        assert plan is None
+        assert note.startswith("hop 1 uses an answer not found before it (")
+
+
+def test_a_segment_ranking_then_the_company_is_one_question(store_and_settings) -> None:
+    """ "The company's" after a segment ranking is the whole company, not the segment."""
+    store, _ = store_and_settings
+    with store.connect() as conn:
+        question = (
+            "Which segment had the largest revenue at ACME in 2023, "
+            "and what was the company's total revenue?"
+        )
+        assert plan_hops(conn, question) is None
+        plan = plan_hops(
+            conn,
+            "Which segment had the largest revenue at ACME in 2023, "
+            "and what was that segment's operating income?",
+        )
+        assert plan is not None and plan.hops[1].question.startswith("What was {1}'s")
 
 
 NOT_FOUND = {"answerable": False, "claims": []}
@@ -216,3 +243,24 @@ def test_chat_answers_dependent_hops_as_ask_does(store_and_settings) -> None:
     assert "were $95 million in 2023 [3]." in turn.reply and turn.supported is True
     assert [c.n for c in turn.citations] == [1, 2, 3]
     assert llm.replies == []
+
+
+def test_a_hop_answered_with_nothing_to_pass_on_keeps_its_answer(store_and_settings) -> None:
+    """Hop 1 answers (one company's revenue, cited) but gives no value for the other, so
+    no company can be picked: its answer stands, the chain stops there, and the whole is
+    partial, not a refusal."""
+    store, settings = store_and_settings
+    llm = FakeLLM([quoted("$9.6 billion", "ACME revenue grew 12% to $9.6 billion in 2023")])
+    asker = Asker(store, settings, llm=llm)
+    with store.connect() as conn:
+        plan, _ = plan_for(conn, LOWER, None)
+    chain = run_chain(store, plan, LOWER, lambda q, _hop: asker.ask(q))
+    first, second = chain.runs
+    assert first.status == "failed" and second.status == "skipped"
+    assert first.reason == "hop 1's answer gives no one value per company to find the lowest"
+    assert chain.partial and not chain.answer.refused
+    assert "to $9.6 billion in 2023 [1]. The chain stopped here: " in chain.answer.answer
+    assert "Not answered" not in chain.answer.answer.splitlines()[0]
+    assert chain.answer.answer.endswith(
+        "The chain stopped at hop 1 of 2: what hop 1 found is above."
+    )

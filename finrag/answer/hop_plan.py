@@ -156,9 +156,13 @@ def looks_dependent(question: str) -> bool:
     return bool(nested) or (asks is not None and _reference(after[asks.end() :]) is not None)
 
 
-def _reference(text: str) -> re.Match | None:
+def _reference(text: str, *, member: bool = False) -> re.Match | None:
+    """The words that refer back to what hop 1 picked; for a member, never "the company"
+    ("...and what was the company's total revenue" asks about the whole company)."""
     for pattern in (_THE_NOUN, _POSSESSIVE):
-        if m := pattern.search(text):
+        for m in pattern.finditer(text):
+            if member and re.search(r"\b(?:company|firm)\b", m.group(0), re.I):
+                continue
             return m
     return None
 
@@ -191,7 +195,9 @@ def _two_hops(conn: psycopg.Connection, question: str, first: str, rest: str) ->
         plan = HopPlan([hop1], "rules")
     else:
         return None
-    ref = _reference(rest)
+    ref = _reference(rest, member=member is not None)
+    if ref is None:
+        return None
     possessive = ref.re is _POSSESSIVE or bool(ref.lastindex and ref.group(1))
     slot = "{1}'s" if possessive else "{1}"
     hop2 = rest[: ref.start()] + slot + rest[ref.end() :]
@@ -259,7 +265,9 @@ def plan_with_model(llm: LLM, question: str) -> tuple[HopPlan | None, str]:
     hops: list[Hop] = []
     for i, p in enumerate(planned.hops, 1):
         uses = sorted({int(n) for n in re.findall(r"\{(\d)\}", p.question)})
-        if i > 1 and (not uses or any(n >= i or n < 1 for n in uses)):
+        if any(n >= i or n < 1 for n in uses):
+            return None, f"hop {i} uses an answer not found before it ({p.question!r})"
+        if i > 1 and not uses:
             return None, f"hop {i} uses no earlier answer ({p.question!r})"
         kind = p.passes_on if p.passes_on != "nothing" else None
         slot = None if kind is None else "company" if kind == "company" else "member"

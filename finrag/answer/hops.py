@@ -59,7 +59,15 @@ class Chain:
     @property
     def partial(self) -> bool:
         """Some hop answered and a later one did not."""
-        return self.stopped_at is not None and self.runs[0].status == ANSWERED
+        return self.stopped_at is not None and _found(self.runs[0])
+
+
+def _found(run: HopRun) -> bool:
+    """The hop has an answer to show: answered, or answered with nothing read from it to
+    pass on (the chain stops there, but what it found stands, cited)."""
+    if run.status == ANSWERED:
+        return True
+    return run.status == FAILED and run.answer is not None and not run.answer.refused
 
 
 def run_chain(store: Store, plan: HopPlan, question: str, ask: Ask) -> Chain:
@@ -171,9 +179,23 @@ def _read(conn, run: HopRun, plan: HopPlan) -> str | None:
     filters = Retriever.filters_for(conn, run.question, None)
     if run.hop.slot == "company":
         return _read_company(conn, run, filters)
-    names = _members_cited(conn, answer) or _members_held(conn, [c.id for c in filters.companies])
-    name = _first_named(answer.answer, names)
     noun = run.hop.noun or "segment"
+    by_value = _member_values(conn, answer)
+    if len(by_value) >= 2 and run.hop.pick:
+        # The values the hop cites rank the members, whatever order the answer lists
+        # them in ("weakest" or "lower" is listed largest first by the segments route).
+        name = (max if run.hop.pick == "max" else min)(by_value, key=by_value.__getitem__)
+        extreme = "highest" if run.hop.pick == "max" else "lowest"
+        listed = ", ".join(f"{m} {_number(v)}" for m, v in by_value.items())
+        how = f"the {extreme} cited value ({listed})"
+    elif run.hop.pick == "min":
+        return f"hop {run.hop.n}'s answer gives no one value per {noun} to find the lowest"
+    else:
+        names = _members_cited(conn, answer) or _members_held(
+            conn, [c.id for c in filters.companies]
+        )
+        name = _first_named(answer.answer, names)
+        how = f"the first {noun} the answer names"
     if name is None:
         return f"hop {run.hop.n}'s answer names no {noun} to ask about"
     owner = plan.owner or next(iter(filters.matched.get("company", [])), None)
@@ -181,7 +203,7 @@ def _read(conn, run: HopRun, plan: HopPlan) -> str | None:
     # "Boeing Defense Space Security" names its owner already: no "Boeing's Boeing ...".
     named = owner and not name.lower().startswith(owner.lower())
     run.phrase = f"{owner}'s {name} {noun}" if named else f"the {name} {noun}"
-    run.how = f"the first {noun} the answer names"
+    run.how = how
     return None
 
 
@@ -265,6 +287,43 @@ def _company_values(conn, answer: Answer, ids: set[int]) -> dict[int, Decimal]:
             if owner in ids:
                 values.setdefault(owner, []).append(value)
     return {k: v[0] for k, v in values.items() if len(v) == 1}
+
+
+def _member_values(conn, answer: Answer) -> dict[str, Decimal]:
+    """One value per breakdown member from a facts answer: each member's calculation
+    result (a growth rate, a margin), or its one cited value; empty unless every member
+    the answer cites has exactly one."""
+    ids = [v["fact_id"] for v in answer.fact_values if v.get("fact_id")]
+    if not ids:
+        return {}
+    dimensions = dict(
+        conn.execute("SELECT id, dimensions FROM facts WHERE id = ANY(%s)", (ids,)).fetchall()
+    )
+    member_of_n: dict[int, str] = {}
+    for v in answer.fact_values:
+        names = _names([(dimensions.get(v.get("fact_id")) or [],)])
+        if "n" in v and len(names) == 1:
+            member_of_n[v["n"]] = names[0]
+    values: dict[str, list[Decimal]] = {}
+    calculations = [c for c in answer.calculations if c.result is not None]
+    if calculations:
+        for c in calculations:
+            owners = {
+                member_of_n[s] for i in c.inputs for s in i.get("sources", []) if s in member_of_n
+            }
+            if len(owners) == 1:
+                values.setdefault(owners.pop(), []).append(Decimal(str(c.result)))
+    else:
+        for v in answer.fact_values:
+            owner = member_of_n.get(v.get("n"))
+            try:
+                value = Decimal(str(v.get("value")))
+            except InvalidOperation:
+                continue
+            if owner is not None:
+                values.setdefault(owner, []).append(value)
+    one = {k: v[0] for k, v in values.items() if len(v) == 1}
+    return one if set(one) == set(member_of_n.values()) else {}
 
 
 def _members_cited(conn, answer: Answer) -> list[str]:
@@ -360,7 +419,7 @@ def _combined(question: str, runs: list[HopRun]) -> Answer:
         mapping = {c.n: numbering.add(c) for c in a.citations} if not a.refused else {}
         text = _renumbered(a.answer, mapping)
         run.answer = a = _mapped(a, mapping, text)
-        if run.status == ANSWERED:
+        if _found(run):
             lines.append(f"({n}) {run.question} {text}")
             statuses.append(a.status)
         else:
@@ -384,7 +443,7 @@ def _combined(question: str, runs: list[HopRun]) -> Answer:
             combined.timings[key] = round(combined.timings.get(key, 0) + seconds, 3)
     stop = next((r for r in runs if r.status in (REFUSED_HOP, FAILED)), None)
     if stop is not None:
-        got = [r.hop.n for r in runs if r.status == ANSWERED]
+        got = [r.hop.n for r in runs if _found(r)]
         so_far = (
             f"what hop{'s' if len(got) > 1 else ''} {', '.join(map(str, got))} found is above"
             if got
@@ -393,7 +452,7 @@ def _combined(question: str, runs: list[HopRun]) -> Answer:
         lines.append(f"The chain stopped at hop {stop.hop.n} of {len(runs)}: {so_far}.")
     combined.answer = "\n".join(lines)
     combined.flags.insert(0, f"answered in {len(runs)} dependent hops")
-    combined.refused = runs[0].status != ANSWERED
+    combined.refused = not _found(runs[0])
     if combined.refused:
         first = runs[0].answer
         combined.refusal = first.refusal if first is not None else "hop-failed"
