@@ -409,11 +409,54 @@ def test_research_with_a_scripted_model_keeps_its_written_answers(opened) -> Non
     [asked] = run.rounds
     assert len(asked.asked) == 5
     assert [a["angle"] for a in asked.asked if a["refusal"] == "model-failed"] == ["supply chain"]
+    # A model failure is no try of the filings: the question stays open, and says why.
+    failed = next(q for q in run.plan.sub_questions if q.angle == "supply chain")
+    assert (failed.tries, failed.model_failures, failed.state) == (0, 1, "open")
+    assert "supply chain: “" in memo_markdown(run)
+    assert "the model failed on it 1 time(s); the filings were not read" in memo_markdown(run)
     written = [e for e in run.evidence if e.kind == "answer" and e.text.startswith("The filing")]
     assert written, [e.text for e in run.evidence]
     for e in written:
         assert e.text == f"The filing discusses China [{e.sources[0].n}]."
         assert "china" in e.sources[0].quote.lower() and e.sources[0].page
+
+
+def test_research_leaves_out_a_written_answer_no_source_backs() -> None:
+    """An answer whose number is in no cited passage (kept by the answer step after its
+    retry, flagged) or that cites nothing is no claim the memo can stand behind."""
+    from finrag.analysis.research import Research, _read
+    from finrag.analysis.research_plan import Plan, SubQuestion
+    from finrag.answer.citations import Citation
+
+    apple = Subject(1, "Apple Inc.", "Apple", "AAPL", "FY2024", "FY2023")
+    q = SubQuestion(1, "supply chain", ("Does Apple depend on suppliers in China?",))
+    run = Research(Plan("How exposed is Apple to China?", apple, "China", True, "rules", [q]))
+    passage = Citation(
+        1,
+        "aapl-10-k-2024-11-01",
+        [12, 12],
+        "Risk Factors",
+        3,
+        "Substantially all of the Company's manufacturing is performed by outsourcing "
+        "partners located primarily in China mainland.",
+    )
+
+    def written(text: str, status: str, citations: list) -> Answer:
+        return Answer(
+            question=q.text, answer=text, route="text", citations=citations, status=status
+        )
+
+    invented = written("Apple buys $123.4 billion a year in China [1].", "unsupported", [passage])
+    assert _read(run, q, invented, run.plan.topic_pattern(), 1) == 0
+    uncited = written("Apple's manufacturing is mostly in China.", "no_numbers", [])
+    assert _read(run, q, uncited, run.plan.topic_pattern(), 1) == 0
+    assert not run.evidence
+    backed = written(
+        "Apple's manufacturing is performed mostly by partners in China [1].",
+        "no_numbers",
+        [passage],
+    )
+    assert _read(run, q, backed, run.plan.topic_pattern(), 1) == 1 and len(run.evidence) == 1
 
 
 @needs_filings
@@ -452,3 +495,23 @@ def test_research_command_writes_the_memo_and_json(two_companies: Path, tmp_path
         "research", "How exposed is Apple to China?", "--planner", "model", "--no-llm", env=env
     )
     assert refused.returncode == 2 and "--planner model needs the model" in refused.stderr
+
+
+def test_an_analysis_line_says_when_its_figure_is_unchecked() -> None:
+    from finrag.analysis.findings import Finding
+    from finrag.analysis.sources import Source
+    from finrag.analysis.synthesis import _finding_line
+
+    source = Source(1, "aapl-10-k-2024-11-01.html", 31, "Total net sales: 391,035", "a#page=31")
+
+    def finding(status: str, sources: list) -> Finding:
+        return Finding("q", "growth", "Apple", "Revenue was $391 billion [1].", "text", status,
+                       False, None, sources=sources)  # fmt: skip
+
+    assert "unchecked" not in _finding_line(finding("found_in_source", [source]), "reader")
+    assert _finding_line(finding("unsupported", [source]), "reader").endswith(
+        "*(a number here is in no cited source: unchecked)*"
+    )
+    assert _finding_line(finding("no_numbers", []), "reader").endswith(
+        "*(cites no source: unchecked)*"
+    )

@@ -87,6 +87,8 @@ def memo_markdown(run: Research) -> str:
 
 
 def _why_open(q, run: Research) -> str:
+    if q.model_failures and not q.tries:
+        return f"the model failed on it {q.model_failures} time(s); the filings were not read"
     if q.state == "exhausted":
         return f"not in the filings read, in {q.tries} phrasing(s)"
     if q.tries == 0:

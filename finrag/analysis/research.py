@@ -19,12 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from finrag.analysis.asking import ask_one
+from finrag.analysis.asking import MODEL_FAILED, ask_one
 from finrag.analysis.findings import COMPUTED_ROUTES
 from finrag.analysis.research_plan import Plan, SubQuestion, fill
 from finrag.analysis.sources import Source, SourceList
 from finrag.answer.pipeline import Asker
 from finrag.answer.result import Answer
+from finrag.answer.status import UNSUPPORTED
 
 Progress = Callable[[str], None]
 FOLLOW_UPS_PER_ROUND = 2
@@ -164,10 +165,14 @@ def research(
                 break
             text = q.text
             answer = ask_one(asker, text, plan.subject.name)
-            q.tries += 1
-            kept = _read(run, q, answer, pattern, n)
-            outcome = "found" if kept else ("exhausted" if q.exhausted else "open")
-            q.state = outcome
+            if answer.refusal == MODEL_FAILED:
+                q.model_failures += 1
+                kept, outcome = 0, "model failed"
+            else:
+                q.tries += 1
+                kept = _read(run, q, answer, pattern, n)
+                outcome = "found" if kept else ("exhausted" if q.exhausted else "open")
+                q.state = outcome
             this.asked.append(
                 {
                     "id": q.id,
@@ -214,6 +219,9 @@ def _read(run: Research, q: SubQuestion, answer: Answer, pattern: re.Pattern | N
         else:  # the answer, or the passages it cites, name the topic
             about = names(answer.answer) or names(quoted)
         keep = about and on_angle(quoted)  # and what it cites is about the angle's matter
+        # A claim the memo could not stand behind: a number in no cited source, or no
+        # source at all ("citations on every claim").
+        keep = keep and bool(answer.citations) and answer.status != UNSUPPORTED
         if not (computed or keep):
             return 0  # its sources stay out of the memo's list: no claim cites them
         local = {c.n: run.numbering.cite(c) for c in answer.citations}

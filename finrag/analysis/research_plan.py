@@ -110,6 +110,9 @@ class SubQuestion:
     origin: str = "rules"  # rules | model | follow-up
     added_in: int = 0  # the round that added it (0: the plan)
     tries: int = 0
+    # Tries the model failed on (a timeout, a reply off its schema): no try of the
+    # filings, so they never exhaust the question.
+    model_failures: int = 0
     state: str = "open"  # open | found | exhausted
     cues: tuple[str, ...] = ()  # a passage read without a model must mention one (): any)
 
@@ -131,6 +134,7 @@ class SubQuestion:
             "origin": self.origin,
             "added_in_round": self.added_in,
             "tries": self.tries,
+            "model_failures": self.model_failures,
             "state": self.state,
         }
 

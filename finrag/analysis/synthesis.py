@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from finrag.analysis.findings import Finding
 from finrag.analysis.sources import markers
+from finrag.answer.status import UNSUPPORTED
 
 if TYPE_CHECKING:
     from finrag.analysis.persona_analysis import PersonaFindings
@@ -171,6 +172,10 @@ def _finding_line(f: Finding, reader: str) -> str:
         closest = f" Closest passages: {markers(f.passages)}." if f.passages else ""
         return f"not found — {f.text.rstrip('.')}.{closest}"
     line = f.text
+    if not f.sources:
+        line += " *(cites no source: unchecked)*"
+    elif f.status == UNSUPPORTED:
+        line += " *(a number here is in no cited source: unchecked)*"
     if f.unread:
         line += f" *(not read: {f.unread})*"
     if f.reading is not None:

@@ -20,7 +20,7 @@ from finrag.cli.render import err, out, print_json
 from finrag.cli.report import Report
 from finrag.cli.state import app_state, with_mode_option, with_options, without_model
 from finrag.db import open_store
-from finrag.errors import NothingFound, UsageError
+from finrag.errors import ModelNotAvailable, NothingFound, UsageError
 
 _PLANNERS = ("rules", "model")
 
@@ -102,7 +102,13 @@ def research_command(
         output.write_text(memo, encoding="utf-8")
         err.print(Text(f"wrote {output}", style="dim"))
     report = Report(run.as_dict() | {"memo": memo})
-    if not run.evidence:
+    failed = sum(q.model_failures for q in plan.sub_questions)
+    if not run.evidence and failed and not any(q.tries for q in plan.sub_questions):
+        report.problem = ModelNotAvailable(
+            f"the model failed on every sub-question ({failed} time(s)): the filings were not read",
+            hint="`finrag doctor` checks the model; `--no-llm` reads without it",
+        )
+    elif not run.evidence:
         report.problem = NothingFound(
             "nothing in the stored filings answers any sub-question",
             hint="`finrag docs list` shows what the store holds",
