@@ -243,6 +243,24 @@ def test_question_words_name_the_relations_asked_for() -> None:
     assert asked_predicates("Who is Best Buy's CEO?") == {"has_executive"}
     assert asked_predicates("Which segments does Best Buy report?") == {"has_segment"}
     assert asked_predicates("What was Best Buy's revenue in Q2?") == set()
+    # Money lines that name a party's word without asking for a party.
+    for money in (
+        "What was Apple's revenue from contracts with customers in fiscal 2024?",
+        "How much did Boeing spend on purchases of property, plant and equipment?",
+        "How many of its own shares did Apple buy back?",
+        "What assets do NVIDIA's variable interest entities hold?",
+    ):
+        assert asked_predicates(money) == set(), money
+    assert asked_predicates("Who are NVIDIA's largest customers?") == {"has_customer"}
+    assert asked_predicates("Which subsidiaries does Apple own?") == {"has_subsidiary"}
+    assert asked_predicates("Which companies did Salesforce acquire?") == {"acquired"}
+    # Across filers only when the words ask for it: not a stock's shares.
+    from finrag.graph.retrieve import _SHARED
+
+    assert _SHARED.search("Which other companies share Apple's auditor?")
+    assert _SHARED.search("Do Apple and Netflix share an auditor?")
+    assert not _SHARED.search("Who audits Apple's diluted earnings per share?")
+    assert not _SHARED.search("How many shares did Apple repurchase, and who audits it?")
 
 
 # ---- at ingest, in the store -----------------------------------------------------------

@@ -49,15 +49,18 @@ _CUES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"\bdirector|\bboard\b", ("has_director",)),
     (r"\bsegment", ("has_segment",)),
     (r"\bsell|\bsold\b|\bproduct|categor", ("sells",)),
-    (r"subsidiar|\bentit(?:y|ies)\b|\bowns?\b", ("has_subsidiary",)),
+    # Not "its own shares" or "variable interest entities": no party is asked for there.
+    (r"subsidiar|(?<!interest )\bentit(?:y|ies)\b|\bowns\b|\bowned\b", ("has_subsidiary",)),
     (
         r"incorporat|\bwhere\b|located|based in|jurisdiction|domicile|countr",
         ("incorporated_in", "located_in"),
     ),
     # Relations only a model's reading writes (ingest --graph llm).
-    (r"\bcustomer|\bclient|\bbuyer", ("has_customer",)),
+    # "Revenue from contracts with customers" is a revenue line, not a party.
+    (r"(?<!contracts with )(?<!contract with )\bcustomer|\bclient|\bbuyer", ("has_customer",)),
     (r"compet|\brival", ("competes_with",)),
-    (r"\bacqui|\bbought\b|\bpurchas\w* (?:of|a)\b|\bmerg", ("acquired",)),
+    # Not "purchases of property": a purchase is an acquisition only when the words say so.
+    (r"\bacqui|\bbought\b|\bmerg", ("acquired",)),
 )
 
 
@@ -79,7 +82,9 @@ QUESTION_KINDS = ("entity", "structure", "other")
 # whose names ("International", "Services") are common words across companies.
 _SHARED_KINDS = ("auditor", "person", "subsidiary", "customer", "competitor")
 _SHARED = re.compile(
-    r"\bshare[sd]?\b|\bsame\b|\bin common\b|\bother (?:compan|filer|client)|"
+    # "share" and "shared" as a verb; "shares" and "per share" are stock.
+    r"(?<!per )\bshared?\b(?!\s*(?:price|count|repurchase|based|capital))|\bsame\b|"
+    r"\bin common\b|\bother (?:compan|filer|client)|"
     r"\bwhich (?:other )?(?:compan|filer|client)|\bboth\b",
     re.IGNORECASE,
 )
