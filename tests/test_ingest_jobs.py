@@ -185,6 +185,47 @@ def test_enqueueing_again_is_idempotent(store, tmp_path: Path) -> None:
     assert _rows(st, "SELECT count(*) FROM chunks") == chunks
 
 
+def test_a_queued_job_follows_its_file_and_this_runs_options(store, tmp_path: Path) -> None:
+    settings, st = store
+    [path] = _filings(tmp_path / "f", 1)
+    [first] = _enqueue(st, [path])
+    with st.connect() as conn:  # queued again with other options: the job takes them
+        sha = file_sha256(path)
+        spec = {"kind": "markdown", "root": str(path.parent), "overrides": {"company": "X"}}
+        assert enqueue(conn, [(str(path), sha, spec)]) == [first]
+    [(kept,)] = _rows(st, "SELECT spec FROM ingest_jobs WHERE id = %s", first)
+    assert kept["overrides"] == {"company": "X"}
+
+    # The file changes before a worker takes it: the job says so and stores nothing.
+    path.write_text(path.read_text() + "\nRestated.\n")
+    embedder = get_embedder(settings.embed, settings.models_dir)
+    with st.connect() as conn:
+        job = claim(conn, "w", 30.0)
+        result = run_job(
+            conn, job, settings, embedder, pipeline_hash(settings, embedder), _ProgressFeed(print)
+        )
+    assert (result.status, result.reason) == ("skipped", "the file changed after it was queued")
+    assert _rows(st, "SELECT count(*) FROM documents") == [(0,)]
+
+    # Queued again as it is now: an older version's queued job is closed, not run.
+    [stale] = _enqueue(st, [path])
+    path.write_text(path.read_text() + "\nRestated again.\n")
+    [newest] = _enqueue(st, [path])
+    assert newest != stale
+    [(state, result)] = _rows(st, "SELECT state, result FROM ingest_jobs WHERE id = %s", stale)
+    assert state == "done" and result["status"] == "skipped"
+    assert work(settings, st, lease_s=30.0) == 1
+    [(stored,)] = _rows(st, "SELECT sha256 FROM documents")
+    assert stored == file_sha256(path)
+
+
+def test_a_worker_told_enough_takes_no_further_job(store, tmp_path: Path) -> None:
+    settings, st = store
+    _enqueue(st, _filings(tmp_path / "f", 2))
+    assert work(settings, st, lease_s=30.0, enough=lambda: True) == 0
+    assert _rows(st, "SELECT DISTINCT state FROM ingest_jobs") == [("queued",)]
+
+
 def test_cli_workers_json_report(home: Path, tmp_path: Path) -> None:
     _filings(tmp_path / "filings", 3)
     (tmp_path / "filings" / "broken.pdf").write_bytes(b"%PDF-1.4 not really")

@@ -37,10 +37,22 @@ def enqueue(
     conn: psycopg.Connection, files: Iterable[tuple[str, str, dict[str, Any]]]
 ) -> list[int]:
     """Queue (path, sha256, spec) jobs; return their ids, in order. A file already queued
-    or running keeps its job (enqueueing twice is harmless); a finished one is queued
-    again, since the caller found its document missing or out of date."""
+    keeps its job with this run's spec (its options), a running one keeps its job as it
+    is (enqueueing twice is harmless); a finished one is queued again, since the caller
+    found its document missing or out of date. A queued job for an earlier version of the
+    file (another hash at the same path) is closed: that content is gone."""
     ids = []
     for path, sha256, spec in files:
+        conn.execute(
+            """
+            UPDATE ingest_jobs
+               SET state = 'done', finished_at = now(),
+                   result = jsonb_build_object('status', 'skipped', 'path', path, 'reason',
+                       'the file changed after it was queued: its new content is queued')
+             WHERE path = %s AND sha256 <> %s AND state = 'queued'
+            """,
+            (path, sha256),
+        )
         row = conn.execute(
             """
             INSERT INTO ingest_jobs AS j (path, sha256, spec) VALUES (%s, %s, %s)
@@ -54,6 +66,11 @@ def enqueue(
             (path, sha256, json.dumps(spec)),
         ).fetchone()
         if row is None:  # queued or running already: the conflict updated nothing
+            conn.execute(
+                "UPDATE ingest_jobs SET spec = %s WHERE path = %s AND sha256 = %s "
+                "AND state = 'queued'",
+                (json.dumps(spec), path, sha256),
+            )
             row = conn.execute(
                 "SELECT id FROM ingest_jobs WHERE path = %s AND sha256 = %s", (path, sha256)
             ).fetchone()

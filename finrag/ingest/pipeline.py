@@ -262,7 +262,7 @@ def plan(
 ) -> list[tuple[SourceFile, str]]:
     """The files to ingest, with their hashes; each other file's fate (unchanged, stale,
     a duplicate) goes into ``results`` and is announced."""
-    ocr_now = settings.ingest.parser == "auto" and find_ocr_engine(settings.ingest.ocr) is not None
+    ocr_now = ocr_available(settings)
     todo: list[tuple[SourceFile, str]] = []
     with store.connect() as conn:
         for source in files:
@@ -291,6 +291,11 @@ def plan(
             todo.append((source, sha))
         conn.rollback()
     return todo
+
+
+def ocr_available(settings: Settings) -> bool:
+    """Scanned pages can be read now: a file stored with them skipped is read again."""
+    return settings.ingest.parser == "auto" and find_ocr_engine(settings.ingest.ocr) is not None
 
 
 def prepare_job(

@@ -11,6 +11,7 @@ in the transaction that stores its document, so no document is stored twice or h
 from __future__ import annotations
 
 import contextlib
+import logging
 import multiprocessing
 import os
 import queue
@@ -57,12 +58,16 @@ from finrag.ingest.pipeline import (
     WriteRefused,
     _ProgressFeed,
     _store_one,
+    file_sha256,
+    ocr_available,
     pipeline_hash,
     plan,
     prepare_job,
     usable_cores,
 )
 from finrag.ingest.prepare import prepare, worker_init
+
+_log = logging.getLogger(__name__)
 
 # A worker renews its lease every third of it; a dead worker's job is taken over within
 # this long. Long enough for a stalled moment (a swap storm), short against a filing.
@@ -131,11 +136,14 @@ def _run_workers(
     finishes (whichever worker, on whichever machine, finished it)."""
     context = multiprocessing.get_context("spawn")  # no fork of a process holding psycopg
     progress = context.Queue()
+    # Set once this run's files are finished: a worker then takes no further job (another
+    # machine's, or one a dead run left), so the command ends with its own files.
+    enough = context.Event()
     threads = max(1, usable_cores() // workers)  # a core each: one parses, another embeds
     processes = [
         context.Process(
             target=worker_main,
-            args=(settings, lease_s, threads, progress, os.getpid()),
+            args=(settings, lease_s, threads, progress, os.getpid(), enough),
             name=f"finrag-ingest-worker-{n}",
         )
         for n in range(workers)
@@ -175,8 +183,14 @@ def _run_workers(
     except BaseException:  # Ctrl-C, SIGTERM: the workers give their jobs back, then end
         _stop(processes)
         raise
-    for process in processes:
-        process.join()
+    enough.set()
+    # A worker that put progress on the queue cannot exit until it is read: keep reading
+    # while each finishes the job in hand.
+    while any(p.is_alive() for p in processes):
+        _drain(progress, notify)
+        for process in processes:
+            process.join(timeout=_POLL_S / len(processes))
+    _drain(progress, notify)
     return reported
 
 
@@ -202,19 +216,34 @@ def _stop(processes: list[multiprocessing.process.BaseProcess]) -> None:
 
 
 def worker_main(
-    settings: Settings, lease_s: float, threads: int, progress: Any, parent_pid: int | None
+    settings: Settings,
+    lease_s: float,
+    threads: int,
+    progress: Any,
+    parent_pid: int | None,
+    enough: Any = None,
 ) -> None:
-    """A worker process: drain the queue, then end. SIGTERM and Ctrl-C give the job in hand
-    back to the queue."""
+    """A worker process: drain the queue (or stop taking jobs once ``enough`` is set),
+    then end. SIGTERM gives the job in hand back to the queue."""
     worker_init(parent_pid, progress)
 
     def on_sigterm(signum: int, frame: object) -> None:
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_sigterm)
+    # Ctrl-C reaches the whole process group; the parent answers it with SIGTERM to each
+    # worker. One signal, not two racing through the give-back.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     store = open_store(settings)
     try:
-        work(settings, store, lease_s=lease_s, threads=threads, report=progress.put)
+        work(
+            settings,
+            store,
+            lease_s=lease_s,
+            threads=threads,
+            report=progress.put,
+            enough=enough.is_set if enough is not None else None,
+        )
     except (KeyboardInterrupt, SystemExit):
         sys.exit(143)
     finally:
@@ -232,9 +261,11 @@ def work(
     lease_s: float = LEASE_S,
     threads: int = 0,
     report: Callable[[tuple], None] | None = None,
+    enough: Callable[[], bool] | None = None,
 ) -> int:
     """Take jobs until none is open anywhere (a running one may yet be left by a dead
-    worker, so this waits for those too); return how many this worker finished."""
+    worker, so this waits for those too) or ``enough`` says stop; return how many this
+    worker finished."""
     embedder = get_embedder(settings.embed, settings.models_dir)
     if threads and hasattr(embedder, "threads"):
         embedder.threads = threads
@@ -244,6 +275,8 @@ def work(
     done = 0
     with store.connect() as conn:
         while True:
+            if enough is not None and enough():
+                return done
             job = claim(conn, name, lease_s)
             if job is None:
                 if open_jobs(conn) == 0:
@@ -254,15 +287,29 @@ def work(
                 try:
                     run_job(conn, job, settings, embedder, recipe, feed)
                 except (KeyboardInterrupt, SystemExit):
-                    with contextlib.suppress(psycopg.Error):
-                        conn.rollback()
-                        release(conn, job)
+                    _give_back(store, conn, job)
                     raise
                 except Exception as exc:  # a defect, not the file's: fail it, keep working
                     conn.rollback()
                     reason = f"the worker failed: {type(exc).__name__}: {exc}"
                     finish(conn, job, "failed", FileResult(job.path, FAILED, reason).__dict__)
             done += 1
+
+
+def _give_back(store: Store, conn: psycopg.Connection, job: Job) -> None:
+    """Put the job in hand back in the queue, on a fresh connection if a signal broke this
+    one mid-query; a second SIGTERM waits until it is done."""
+    blocked = {signal.SIGTERM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        try:
+            conn.rollback()
+            release(conn, job)
+        except psycopg.Error:
+            with contextlib.suppress(psycopg.Error), store.connect() as fresh:
+                release(fresh, job)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
 
 
 def run_job(
@@ -275,9 +322,18 @@ def run_job(
 ) -> FileResult:
     """One file: parse, chunk, embed, and store it with the job done in one transaction."""
     rebuild = bool(job.spec.get("rebuild"))
+    path = Path(job.path)
+    if not path.is_file() or file_sha256(path) != job.sha256:
+        # Parsing today's bytes under the queued hash would store them as the old version.
+        why = "the file is gone" if not path.is_file() else "the file changed after it was queued"
+        result = FileResult(job.path, SKIPPED, why, "run the same command again to queue it")
+        finish(conn, job, DONE, result.__dict__)
+        return result
     state = find_state(conn, job.path)
     conn.rollback()
-    if state and state[1] == job.sha256 and state[2] == recipe and not rebuild:
+    fresh = state and state[1] == job.sha256 and state[2] == recipe
+    # (A file stored with its scanned pages skipped is read again once OCR is here.)
+    if fresh and not rebuild and not (state[3] and ocr_available(settings)):
         # Stored already, by a plain `finrag ingest` meanwhile, or queued again: keep it.
         result = FileResult(job.path, UNCHANGED, document_id=state[0])
         finish(conn, job, DONE, result.__dict__)
@@ -336,13 +392,23 @@ class _Heartbeat:
     def _run(self) -> None:
         try:
             conn = self.store.connect()
-        except Exception:  # the lease runs out; the write's guard refuses a late write
+        except Exception as exc:  # the lease runs out; the write's guard refuses a late write
+            _log.warning(
+                "%s: its lease cannot be renewed (%s); past %.0f s another worker may take it over",
+                self.job.path,
+                exc,
+                self.lease_s,
+            )
             return
         with conn:
+            warned = False
             while not self.stop.wait(self.lease_s / 3):
                 try:
                     if not renew(conn, self.job, self.lease_s):
                         return  # done, or taken over
-                except psycopg.Error:
+                except psycopg.Error as exc:
+                    if not warned:
+                        _log.warning("%s: renewing its lease failed (%s)", self.job.path, exc)
+                        warned = True
                     with contextlib.suppress(psycopg.Error):
                         conn.rollback()
