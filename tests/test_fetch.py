@@ -140,7 +140,6 @@ def test_ctrl_c_mid_download_exits_130_leaving_no_partial_file(
 
     edgar_standin.stall.add(AAPL_10Q)
     dest = tmp_path / "filings"
-    part = dest / "AAPL" / ".aapl-10-q-2025-08-01.htm.part"
     argv = ["AAPL", "--since", "2022", "--no-ingest", "--dest", str(dest)]
     child = subprocess.Popen(
         [sys.executable, "-m", "finrag", "fetch", *argv],
@@ -149,6 +148,8 @@ def test_ctrl_c_mid_download_exits_130_leaving_no_partial_file(
         stderr=subprocess.PIPE,
         text=True,
     )
+    # The part file names the process that writes it: no two runs share one.
+    part = dest / "AAPL" / f".aapl-10-q-2025-08-01.htm.{child.pid}.part"
     deadline = time.monotonic() + 60
     while not (part.exists() and part.stat().st_size) and child.poll() is None:
         assert time.monotonic() < deadline, "the download never started"

@@ -9,6 +9,7 @@ A connection that cannot be opened at all fails at once: offline, fetch says so 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from finrag.errors import ConfigError, FinragError, ServiceUnavailable
 
 _CONTACT = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
 _BACKOFF_S = 1.0
-_MAX_WAIT_S = 60.0  # a Retry-After longer than this is not waited for
+_MAX_WAIT_S = 60.0  # a longer Retry-After is cut to this: the next try may fail again
 
 
 class EdgarRefused(FinragError):
@@ -127,12 +128,15 @@ class EdgarClient:
     def download(self, url: str, target: Path) -> int:
         """``url``'s body into ``target``, whole or not at all: written to a hidden file
         beside it (ingest skips dotfiles) and renamed once complete. Returns its size."""
-        part = target.with_name(f".{target.name}.part")
+        # The process id in the name: two runs at once never write into one file.
+        part = target.with_name(f".{target.name}.{os.getpid()}.part")
 
         def write(response: httpx.Response) -> int:
             with part.open("wb") as out:  # a retry starts the file again
                 for block in response.iter_bytes():
                     out.write(block)
+                out.flush()
+                os.fsync(out.fileno())  # on disk before the rename says it is whole
             return part.stat().st_size
 
         try:
