@@ -221,6 +221,41 @@ def test_a_failed_calculation_is_repaired_by_one_corrected_call(store_and_settin
     assert answer.as_dict()["calculations"][0]["repair"] == calc.repair
 
 
+def test_a_corrected_call_is_matched_to_its_calculation_by_name(store_and_settings) -> None:
+    """Two calculations fail; the corrected call mends only the second: it lands on the
+    second, and the first is said to be left out, not overwritten."""
+    store, settings = store_and_settings
+    settings = extract_mode(settings)
+    llm = FakeLLM(
+        [
+            lambda m: extraction(
+                m,
+                calculations=[
+                    {"description": "capex change", "expression": "310 -- 275 %"},
+                    {"description": "capex growth", "expression": "(310-275)/275 %"},
+                ],
+            ),
+            {
+                "calculations": [
+                    {"description": "capex growth", "expression": "percent_change(275, 310)"}
+                ]
+            },
+            lambda m: (
+                f"ACME's capital expenditures were $310 million [{excerpt_number(m, '$310')}], "
+                f"up 12.73% from $275 million [{excerpt_number(m, '$275')}]."
+            ),
+        ]
+    )
+    answer = Asker(store, settings, llm=llm).ask(
+        "What were ACME's capital expenditures in 2023 and how did they change?"
+    )
+    change, growth = answer.calculations
+    assert growth.description == "capex growth" and growth.error is None
+    assert growth.result == pytest.approx(12.7272727)
+    assert change.description == "capex change" and change.result is None
+    assert change.repair.endswith("the corrected call left it out")
+
+
 def test_unknown_company_is_refused_without_the_model(store_and_settings) -> None:
     store, settings = store_and_settings
     llm = FakeLLM([])  # any call would fail: there is no reply

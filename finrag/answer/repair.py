@@ -75,12 +75,15 @@ def repair_calculations(
         return [replace(c, repair=why) if failed(c) else c for c in outcomes], None
     fixed = run_calculations(reply.data.calculations, context)
     out: list[CalculationOutcome] = []
-    tries = iter(fixed)
+    # Matched by what each calculation is of; by position only when the corrected call
+    # gave back as many as failed (a small model may drop or reorder one).
+    by_description = {_key(f.description): f for f in fixed}
+    tries = iter(fixed if len(fixed) == len(broken) else [])
     for c in outcomes:
         if not failed(c):
             out.append(c)
             continue
-        second = next(tries, None)
+        second = by_description.get(_key(c.description)) or next(tries, None)
         first = f"first try {c.expression}: {problem(c)}"
         if second is None:
             out.append(replace(c, repair=f"{first}; the corrected call left it out"))
@@ -89,6 +92,10 @@ def repair_calculations(
         else:
             out.append(replace(second, repair=first))
     return out, reply
+
+
+def _key(description: str) -> str:
+    return " ".join(description.lower().split())
 
 
 def extraction_text(data: BaseModel) -> str:
