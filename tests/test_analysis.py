@@ -133,6 +133,15 @@ def test_a_sign_is_not_read_where_it_means_nothing() -> None:
     loss = _computed("eps_growth", [("FY2024", 400.3)], [-18.36, -3.67])
     reading, why = read_sign(loss, "eps_growth", "value", "up")
     assert reading is None and why.startswith("EPS growth (YoY) is a growth rate over a negative")
+    # A growth rate over a positive base to a negative value is a reading: percent_change
+    # (old, new) has its base first, and only the base can make the sign meaningless.
+    fall = _computed("eps_growth", [("FY2024", -150.0)], [1.0, -0.5])
+    fall.calculations[0].expression = "percent_change(1, -0.5)"
+    reading, why = read_sign(fall, "eps_growth", "value", "up")
+    assert reading.direction == "down" and reading.favourable is False and why is None
+    fall.calculations[0].expression = "percent_change(-0.5, 1)"
+    fall.calculations[0].inputs = [{"value": -0.5}, {"value": 1.0}]
+    assert read_sign(fall, "eps_growth", "value", "up")[0] is None
     # An operating loss deepening: interest coverage -0.31x -> -3.93x is read, and is bad.
     cover = _computed("interest_coverage", [("FY2023", -0.314), ("FY2024", -3.93)], [-10707, 2725])
     reading, _ = read_sign(cover, "interest_coverage", "change", "up")

@@ -191,11 +191,16 @@ def lower_first(display: str) -> str:
 
 
 def _negative_base(answer: Answer) -> float | None:
-    """The first input at or below zero of the answer's computed value, if any."""
+    """The first input at or below zero of the answer's computed value, if any; of a
+    growth rate (percent_change(old, new)), its base only: a fall from +1.00 to -0.50 is
+    a reading, a rise from -0.50 is not."""
     for calc in answer.calculations:
         if calc.result is None or calc.error or calc.description.startswith("change"):
             continue
-        for item in calc.inputs:
+        inputs = calc.inputs
+        if calc.expression.startswith("percent_change(") and inputs:
+            inputs = inputs[:1]
+        for item in inputs:
             value = item.get("value")
             if value is not None and float(value) <= 0:
                 return float(value)
