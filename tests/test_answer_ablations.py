@@ -48,6 +48,15 @@ def test_retrieval_and_graph_fix_the_retrieval_stages() -> None:
     spec = parse_variant("retrieval:fts+filters/graph:on")
     assert spec.fixes_retrieval and spec.retrieval_variant(default).name == "fts+filters+graph"
     assert not parse_variant("rerank:llm").fixes_retrieval
+    # The configured default searches the graph for entity questions: off turns that off
+    # too, so no question, of any kind, gets the graph's chunks.
+    from finrag.retrieve.retriever import uses_graph
+
+    by_kind = Variant(rerank=False, pages=True, graph_kinds=("entity",))
+    assert uses_graph(by_kind, "Who audits Apple?")
+    off = parse_variant("graph:off").retrieval_variant(by_kind)
+    assert not uses_graph(off, "Who audits Apple?") and off.graph_kinds == ()
+    assert uses_graph(parse_variant("graph:on").retrieval_variant(by_kind), "What was revenue?")
 
 
 def test_chat_stage_keys_run_the_chat_graph_with_the_others_as_chat_has_them() -> None:
@@ -191,3 +200,18 @@ def test_decompose_on_splits_a_one_company_question(zephyr, tmp_path) -> None:  
     (r,) = comparison.variants["decompose:on"].results
     assert not llm.replies and r.route == "decomposed" and r.auto_correct is True
     assert r.faithfulness == 1.0
+
+
+def test_a_chat_turn_whose_every_part_refused_is_scored_as_a_refusal() -> None:
+    from finrag.agent.state import TurnState
+    from finrag.answer.result import Answer
+    from finrag.evaluate.chat_asker import _as_answer
+
+    def part(refused: bool) -> Answer:
+        return Answer(question="p", answer="x", refused=refused)
+
+    turn = TurnState("Compare A and B", [], interactive=False, reply="Neither is held.")
+    turn.sub_questions, turn.sub_answers = ["A?", "B?"], [part(True), part(True)]
+    assert _as_answer(turn.question, turn).refused
+    turn.sub_answers = [part(True), part(False)]
+    assert not _as_answer(turn.question, turn).refused

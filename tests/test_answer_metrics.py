@@ -122,6 +122,12 @@ def test_an_uncited_sentence_is_read_against_everything_the_answer_cites() -> No
     )
     first, second = statements(a)
     assert first.supported and second.supported
+    # Given the passage but citing nothing: nothing supports it (a naive answer that
+    # cites no source is not faithful by the passages it happened to be shown).
+    bare = text_answer("Clearance markdowns deepened in the fourth quarter.", FREIGHT)
+    bare.citations = []
+    [only] = statements(bare)
+    assert not only.supported
 
 
 def test_notes_and_short_fragments_are_no_statements() -> None:
@@ -200,3 +206,22 @@ def test_context_precision_and_recall_by_pages() -> None:
     assert context_scores([*chunks, ContextChunk(4, span)], gold) == (0.5, 1.0)
     assert context_scores(chunks, set()) == (None, None)
     assert context_scores([], gold) == (None, 0.0)
+
+
+def test_a_refusal_is_never_right_by_a_figure_it_computed() -> None:
+    from finrag.answer.extraction import CalculationOutcome
+    from finrag.evaluate.answers import score_answer
+    from finrag.evaluate.dataset import EvalQuestion
+
+    q = EvalQuestion("q1", "What was the growth?", "12.7%", [])
+    refused = Answer(
+        question=q.question,
+        answer="Not answered: the figures could not be checked.",
+        refused=True,
+        refusal="unverified-facts",
+        calculations=[CalculationOutcome("growth", "percent_change(275, 310)", 12.727)],
+    )
+    scored = score_answer(q, refused, tolerance=0.01, latency_s=1.0)
+    assert not scored.auto_correct
+    answered = Answer(question=q.question, answer="It grew.", calculations=refused.calculations)
+    assert score_answer(q, answered, tolerance=0.01, latency_s=1.0).auto_correct

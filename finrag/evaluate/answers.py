@@ -128,7 +128,8 @@ def score_answer(
     latency_s: float,
     filters: QueryFilters | None = None,
 ) -> AnswerResult:
-    computed = [c.result for c in a.calculations if c.result is not None]
+    # A refusal is never right by a figure it computed and did not give.
+    computed = [] if a.refused else [c.result for c in a.calculations if c.result is not None]
     correct = (
         score_correctness(q.answer, "" if a.refused else a.answer, computed, tolerance=tolerance)
         if q.answerable

@@ -94,6 +94,8 @@ def _as_answer(question: str, s: TurnState) -> Answer:
             question=question,
             answer=s.reply,
             route="decomposed",
+            # Every part refused: the turn gave no answer, however it words that.
+            refused=all(a.refused for a in s.sub_answers),
             citations=s.citations,
             calculations=s.calculations,
             flags=s.flags,

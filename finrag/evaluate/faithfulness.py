@@ -79,7 +79,11 @@ def statements(answer: Answer) -> list[Statement]:
     if answer.refused or not answer.answer.strip():
         return []
     texts = _evidence_texts(answer)
-    everything = " ".join(texts.values())
+    # An uncited sentence is read against what the answer cites, not every passage it was
+    # given: citing nothing supports nothing.
+    everything = " ".join(
+        texts[n] for n in dict.fromkeys(c.n for c in answer.citations) if n in texts
+    )
     known = known_amounts(answer)
     out = []
     for sentence in answer_sentences(answer.answer):

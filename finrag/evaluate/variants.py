@@ -106,7 +106,12 @@ class VariantSpec:
     def retrieval_variant(self, default: Variant) -> Variant:
         """The retrieval stages this variant fixes, over ``default`` (the configured)."""
         chosen = Variant.parse(self.retrieval) if self.retrieval else default
-        return replace(chosen, graph=self.graph) if self.graph is not None else chosen
+        if self.graph is None:
+            return chosen
+        # Off means off: the question kinds the graph is on for by default go too.
+        return replace(
+            chosen, graph=self.graph, graph_kinds=chosen.graph_kinds if self.graph else ()
+        )
 
     def describe(self) -> str:
         if self.naive:
