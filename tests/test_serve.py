@@ -136,6 +136,11 @@ def test_the_other_routes(served: Served) -> None:
     assert [d["ticker"] for d in docs] == ["BBY"]
     shown = httpx.get(f"{served.url}/docs/{docs[0]['id']}").json()
     assert shown["company_aliases"] and shown["id"] == docs[0]["id"]
+    # Odd references are a 4xx saying none is held, never a 500: a digit int() refuses,
+    # LIKE's own escape character.
+    for odd in ("²", "10-K\\", "%25_"):
+        reply = httpx.get(f"{served.url}/docs/{odd}")
+        assert reply.status_code // 100 == 4 and reply.json()["exit_code"] != 1, (odd, reply.text)
     hits = httpx.post(f"{served.url}/search", json={"question": "revenue", "k": 3}).json()
     assert len(hits["hits"]) == 3 and hits["question"] == "revenue"
     kpis = httpx.post(f"{served.url}/kpi", json={"companies": ["BBY"], "quarterly": True})
@@ -199,6 +204,23 @@ def test_a_token_is_needed_beyond_loopback_and_checked_when_set(served: Served) 
         right = httpx.get(f"{url}/health", headers={"Authorization": "Bearer s3cret"})
         assert right.status_code == 200 and right.json()["status"] == "ok"
         assert httpx.get(f"{url}/openapi.json").status_code == 200  # its own docs stay open
+
+
+def test_a_server_without_a_token_answers_loopback_names_only(served: Served) -> None:
+    """DNS rebinding: a page whose name resolves to 127.0.0.1 sends its own name as Host."""
+    with running(create_app(served.settings, served.store)) as (_, url):
+        assert httpx.get(f"{url}/health").status_code == 200
+        port = url.rsplit(":", 1)[1]
+        local = httpx.get(f"{url}/health", headers={"Host": f"localhost:{port}"})
+        assert local.status_code == 200
+        rebound = httpx.get(f"{url}/docs", headers={"Host": f"attacker.example:{port}"})
+        assert rebound.status_code == 400
+    with running(create_app(served.settings, served.store, token="s3cret")) as (_, url):
+        named = httpx.get(
+            f"{url}/health",
+            headers={"Host": "finrag.internal", "Authorization": "Bearer s3cret"},
+        )
+        assert named.status_code == 200  # with a token, any name the network gives it
 
 
 def test_a_request_in_flight_finishes_before_the_server_stops(served: Served) -> None:

@@ -137,7 +137,7 @@ def _query(
     words: int | None
     if within.strip().lower() == "sentence":
         words = None
-    elif within.strip().isdigit():
+    elif within.strip().isascii() and within.strip().isdigit():
         words = int(within)
     else:
         raise UsageError(f"--within {within!r}: give a number of words or 'sentence'")

@@ -64,14 +64,19 @@ def list_documents(conn: psycopg.Connection) -> list[StoredDocument]:
     return [StoredDocument(*row) for row in rows]
 
 
+def _like_escaped(text: str) -> str:
+    """``text`` matched literally by LIKE: its escape character first, then % and _."""
+    return text.replace("\\", "\\\\").replace("%", r"\%").replace("_", r"\_")
+
+
 def get_document(conn: psycopg.Connection, ref: str) -> StoredDocument | None:
     """By id, by exact path, or by a unique path suffix ('3M_2018_10K.pdf')."""
-    if ref.isdigit():
+    if ref.isascii() and ref.isdigit():  # not "²", which int() refuses
         row = conn.execute(_SELECT + " WHERE d.id = %s", (int(ref),)).fetchone()
         return StoredDocument(*row) if row else None
     rows = conn.execute(
         _SELECT + " WHERE d.path = %s OR d.path LIKE %s ORDER BY (d.path = %s) DESC LIMIT 2",
-        (ref, "%/" + ref.lstrip("/").replace("%", r"\%").replace("_", r"\_"), ref),
+        (ref, "%/" + _like_escaped(ref.lstrip("/")), ref),
     ).fetchall()
     if not rows:
         return None

@@ -23,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from finrag import __version__
 from finrag.cli.ask_cmd import STAGE_WORDS, ask_command, ask_outcome
@@ -87,6 +88,10 @@ def json_reply(report: Report) -> Response:
     return Response(json_text(report.data), media_type="application/json", headers=headers)
 
 
+# The Host names a token-less server answers: its loopback addresses and names.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
 def create_app(settings: Settings, store: Store, *, token: str | None = None) -> FastAPI:
     """The API over ``store`` (opened by the caller, closed by it once the server has
     stopped); with ``token``, every route but the API's own documentation needs
@@ -121,6 +126,11 @@ def create_app(settings: Settings, store: Store, *, token: str | None = None) ->
     )
 
     app.state.answering = answering  # a test holds it to keep a request in flight
+    if token is None:
+        # Without a token the server listens on loopback only, and only loopback names may
+        # reach it: a web page whose name is made to resolve to 127.0.0.1 (DNS rebinding)
+        # is refused, since its requests carry its own name as Host.
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK_HOSTS))
 
     @app.exception_handler(FinragError)
     async def finrag_error(_request: Request, exc: FinragError) -> JSONResponse:
