@@ -192,6 +192,26 @@ def test_phrases_and_bad_patterns() -> None:
         GrepQuery("near", ("covenant",))
 
 
+def test_a_phrase_matches_the_typography_filings_print(conn) -> None:
+    def matches(text: str, phrase: str) -> bool:
+        return conn.execute("SELECT %s ~* %s", (text, phrase_pattern(phrase))).fetchone()[0]
+
+    assert matches("Management\u2019s Discussion and Analysis", "management's discussion")
+    assert matches("management's discussion", "management's discussion")
+    assert matches("substantial doubt about its ability to continue as a going\u2011concern",
+                   "going concern")  # fmt: skip
+    assert matches("going\u00adconcern", "going concern")
+    assert not matches("managements discussion", "management's discussion")
+
+
+def test_csv_cells_never_run_as_formulas() -> None:
+    from finrag.cli.grep_cmd import _cell
+
+    assert _cell('=HYPERLINK("http://x")') == '\'=HYPERLINK("http://x")'
+    assert _cell("-5% decline") == "'-5% decline" and _cell("@SUM(A1)") == "'@SUM(A1)"
+    assert _cell("going concern") == "going concern" and _cell(-5) == -5
+
+
 def test_bad_patterns_are_usage_errors(conn) -> None:
     with pytest.raises(UsageError, match="parentheses"):
         grep(conn, GrepQuery("regex", ("sales (",)))

@@ -255,4 +255,12 @@ def _write_csv(result: GrepResult, counts_only: bool) -> None:
         ]
     writer = csv.DictWriter(sys.stdout, fieldnames=names)
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
+
+
+def _cell(value: object) -> object:
+    """A filing's text as a spreadsheet shows it, never as a formula it runs ("=HYPERLINK(…",
+    "+1", "@SUM"): a leading apostrophe, as spreadsheets take it."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value

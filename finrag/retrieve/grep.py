@@ -147,22 +147,34 @@ class GrepResult:
 def phrase_pattern(phrase: str) -> str:
     """A phrase as a Postgres regular expression: its words literally, in order, as whole
     words; spaces and hyphens between them match any run of either ("going-concern")."""
-    words = [w for w in re.split(r"[\s\-]+", phrase.strip()) if w]
+    words = [w for w in re.split(r"[\s\-\u00ad\u2010\u2011]+", phrase.strip()) if w]
     if not words:
         raise UsageError("the phrase has no words", hint='e.g. finrag grep "going concern"')
     parts = []
     for word in words:
         prefix = word.endswith("*") and len(word) > 1
         core = word.rstrip("*") if prefix else word
-        body = "".join(ch if ch.isalnum() else "\\" + ch for ch in core)
+        body = "".join(_literal(ch) for ch in core)
         parts.append(body + ("[[:alnum:]_]*" if prefix else ""))
-    pattern = "[[:space:]-]+".join(parts)
+    # Between words: spaces, hyphens, and the soft and non-breaking hyphens filings print.
+    pattern = "[[:space:]\u00ad\u2010\u2011-]+".join(parts)
     if words[0][0].isalnum() or words[0][0] == "_":
         pattern = "(?<![[:alnum:]_])" + pattern
     last = words[-1]
     if last[-1].isalnum() or last[-1] == "_" or last.endswith("*"):
         pattern += "(?![[:alnum:]_])"
     return pattern
+
+
+# An apostrophe in the phrase matches the typographic ones EDGAR HTML prints
+# ("Management\u2019s Discussion" as printed).
+_APOSTROPHES = "'\u2018\u2019\u02bc"
+
+
+def _literal(ch: str) -> str:
+    if ch in _APOSTROPHES:
+        return "[" + _APOSTROPHES + "]"
+    return ch if ch.isalnum() else "\\" + ch
 
 
 _SQL = """
