@@ -217,6 +217,9 @@ def test_bad_patterns_are_usage_errors(conn) -> None:
         grep(conn, GrepQuery("regex", ("sales (",)))
     with pytest.raises(UsageError, match="empty text"):
         grep(conn, GrepQuery("regex", ("x*",)))
+    for zero_width in ("\\m", "(?=x)"):
+        with pytest.raises(UsageError, match="empty text"):
+            grep(conn, GrepQuery("regex", (zero_width,)))
 
 
 def test_cli_json_csv_and_exit_codes(grep_home: Path) -> None:

@@ -259,7 +259,13 @@ def _check_patterns(conn: psycopg.Connection, patterns: Sequence[str], flags: st
     for pattern in patterns:
         try:
             with conn.transaction():
-                empty = conn.execute("SELECT regexp_like('', %s, %s)", (pattern, flags))
+                # Empty text, or an empty span of some text: a lookahead or a word
+                # boundary alone would report every word as a hit.
+                empty = conn.execute(
+                    "SELECT regexp_like('', %(p)s, %(f)s) "
+                    "OR regexp_substr('x x', %(p)s, 1, 1, %(f)s) = ''",
+                    {"p": pattern, "f": flags},
+                )
                 matches_empty = empty.fetchone()[0]
         except psycopg.errors.InvalidRegularExpression as exc:
             raise UsageError(

@@ -13,6 +13,7 @@ HTTP status for its exit code. The routes share the one store the server opened.
 import asyncio
 import contextlib
 import json
+import logging
 import secrets
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -87,6 +88,8 @@ def json_reply(report: Report) -> Response:
         headers["X-Finrag-Note"] = report.problem.message.encode("ascii", "replace").decode()
     return Response(json_text(report.data), media_type="application/json", headers=headers)
 
+
+_log = logging.getLogger(__name__)
 
 # The Host names a token-less server answers: its loopback addresses and names.
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
@@ -254,6 +257,8 @@ async def server_sent_events(
         except FinragError as exc:
             emit("error", exc.as_dict())
         except Exception as exc:
+            # The client gets the error event; the traceback goes to the server's log.
+            _log.exception("internal error in a streamed answer")
             emit("error", internal_error(exc).as_dict())
         finally:
             loop.call_soon_threadsafe(queue.put_nowait, None)
