@@ -184,15 +184,12 @@ def test_facts_and_calculations_that_do_not_hold_are_dropped(store_and_settings)
     )
 
 
-def test_a_failed_calculation_is_repaired_by_one_corrected_call(store_and_settings) -> None:
-    store, settings = store_and_settings
-    settings = extract_mode(settings)
-    llm = FakeLLM(
+def _repaired_capex_script(first_try: list[dict]) -> FakeLLM:
+    """The model's first extraction asks for ``first_try`` calculations; its corrected call
+    gives capex growth as percent_change(275, 310); then it words the answer."""
+    return FakeLLM(
         [
-            # A '%' the calculator refuses: the error goes back, the corrected call is used.
-            lambda m: extraction(
-                m, calculations=[{"description": "capex growth", "expression": "(310-275)/275 %"}]
-            ),
+            lambda m: extraction(m, calculations=first_try),
             {
                 "calculations": [
                     {"description": "capex growth", "expression": "percent_change(275, 310)"}
@@ -204,6 +201,13 @@ def test_a_failed_calculation_is_repaired_by_one_corrected_call(store_and_settin
             ),
         ]
     )
+
+
+def test_a_failed_calculation_is_repaired_by_one_corrected_call(store_and_settings) -> None:
+    store, settings = store_and_settings
+    settings = extract_mode(settings)
+    # A '%' the calculator refuses: the error goes back, the corrected call is used.
+    llm = _repaired_capex_script([{"description": "capex growth", "expression": "(310-275)/275 %"}])
     answer = Asker(store, settings, llm=llm).ask(
         "What were ACME's capital expenditures in 2023 and how did they change?"
     )
@@ -226,24 +230,10 @@ def test_a_corrected_call_is_matched_to_its_calculation_by_name(store_and_settin
     second, and the first is said to be left out, not overwritten."""
     store, settings = store_and_settings
     settings = extract_mode(settings)
-    llm = FakeLLM(
+    llm = _repaired_capex_script(
         [
-            lambda m: extraction(
-                m,
-                calculations=[
-                    {"description": "capex change", "expression": "310 -- 275 %"},
-                    {"description": "capex growth", "expression": "(310-275)/275 %"},
-                ],
-            ),
-            {
-                "calculations": [
-                    {"description": "capex growth", "expression": "percent_change(275, 310)"}
-                ]
-            },
-            lambda m: (
-                f"ACME's capital expenditures were $310 million [{excerpt_number(m, '$310')}], "
-                f"up 12.73% from $275 million [{excerpt_number(m, '$275')}]."
-            ),
+            {"description": "capex change", "expression": "310 -- 275 %"},
+            {"description": "capex growth", "expression": "(310-275)/275 %"},
         ]
     )
     answer = Asker(store, settings, llm=llm).ask(

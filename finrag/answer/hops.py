@@ -278,15 +278,24 @@ def _company_values(conn, answer: Answer, ids: set[int]) -> dict[int, Decimal]:
             if len(owners) == 1 and (owner := owners.pop()) in ids:
                 values.setdefault(owner, []).append(Decimal(str(c.result)))
     else:
-        for v in answer.fact_values:
-            owner = company_of_n.get(v.get("n"))
-            try:
-                value = Decimal(str(v.get("value")))
-            except InvalidOperation:
-                continue
-            if owner in ids:
-                values.setdefault(owner, []).append(value)
+        values = _cited_values(answer, {n: c for n, c in company_of_n.items() if c in ids})
     return {k: v[0] for k, v in values.items() if len(v) == 1}
+
+
+def _cited_values(answer: Answer, owner_of_n: dict) -> dict:
+    """The answer's cited values grouped by owner (a company, a member), through the map
+    from a value's number to its owner; values of no owner, or no number, are left out."""
+    values: dict = {}
+    for v in answer.fact_values:
+        owner = owner_of_n.get(v.get("n"))
+        if owner is None:
+            continue
+        try:
+            value = Decimal(str(v.get("value")))
+        except InvalidOperation:
+            continue
+        values.setdefault(owner, []).append(value)
+    return values
 
 
 def _member_values(conn, answer: Answer) -> dict[str, Decimal]:
@@ -314,14 +323,7 @@ def _member_values(conn, answer: Answer) -> dict[str, Decimal]:
             if len(owners) == 1:
                 values.setdefault(owners.pop(), []).append(Decimal(str(c.result)))
     else:
-        for v in answer.fact_values:
-            owner = member_of_n.get(v.get("n"))
-            try:
-                value = Decimal(str(v.get("value")))
-            except InvalidOperation:
-                continue
-            if owner is not None:
-                values.setdefault(owner, []).append(value)
+        values = _cited_values(answer, member_of_n)
     one = {k: v[0] for k, v in values.items() if len(v) == 1}
     return one if set(one) == set(member_of_n.values()) else {}
 
