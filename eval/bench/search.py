@@ -768,7 +768,7 @@ def diskann(conn, questions, qvecs) -> dict:
     # filter applied to the stream it returns.
     forced = ["SET LOCAL enable_seqscan = off"]
     # The defaults first (search list 100, 50 candidates rescored on full vectors), then
-    # wider: recall through SBQ's 1-bit-a-dimension graph is bounded by what is rescored.
+    # wider: recall through SBQ's compressed vectors is bounded by what is rescored.
     for search_list, rescore in ((100, 50), (100, 200), (200, 400)):
         settings = [
             *forced,
