@@ -9,9 +9,11 @@ whatever the store's size. Each step of search.py adds one document per company 
 ("part N", its rows contiguous like a real filing's), so a kept store holds scopes of
 several sizes: at 3M rows, parts of ~500, ~4,500 and ~10,000 chunks. This times finrag's
 hybrid search (k = 10, default settings, the question analyzed as the product does) with
-the scope set to the question's company and year's smallest part, each part, and all of
-them, reporting p50/p95 and the mean rows in scope, so the latency a question pays can be
-read against the rows its filter holds rather than against the store's size.
+the scope set to the question's company and year's smallest part, each part, all of
+them, and four filing-sized parts of the company (its year's and three other years'
+smallest, as a year of a 10-K and three 10-Qs would be), reporting p50/p95 and the mean
+rows in scope, so the latency a question pays can be read against the rows its filter
+holds rather than against the store's size.
 """
 
 from __future__ import annotations
@@ -72,11 +74,19 @@ def main() -> None:
                 parts.setdefault((company, year), []).append((rows, doc_id))
             conn.rollback()
             depth = min(len(p) for p in parts.values())
-            scopes = {f"part {i + 1} by size": i for i in range(depth)} | {"all parts": None}
+            scopes: dict = {f"part {i + 1} by size": i for i in range(depth)}
+            scopes |= {"all parts": None, "4 smallest parts of the company": "company"}
             for name, index in scopes.items():
 
                 def scope(i: int, index=index) -> list[tuple[int, int]]:
-                    ranked = sorted(parts[questions[i][1], questions[i][2]])
+                    company, year = questions[i][1], questions[i][2]
+                    if index == "company":  # a company's year of 4 filings: its own and
+                        # 3 other years' smallest parts, each a filing's size
+                        years = sorted(
+                            {y for c, y in parts if c == company}, key=lambda y: y != year
+                        )
+                        return [min(parts[company, y]) for y in years[:4]]
+                    ranked = sorted(parts[company, year])
                     return ranked if index is None else [ranked[index]]
 
                 samples, in_scope = [], []
