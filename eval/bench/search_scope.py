@@ -19,7 +19,6 @@ holds rather than against the store's size.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -27,14 +26,21 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))  # search.py's corpus and percentiles
+import search as bench
 
-def _search_bench():
-    spec = importlib.util.spec_from_file_location(
-        "search_bench", Path(__file__).with_name("search.py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+Parts = dict[tuple[str, int], list[tuple[int, int]]]  # (company, year) -> (rows, doc id)
+
+
+def scope(parts: Parts, company: str, year: int, which: int | str | None):
+    """The (rows, document id) pairs a filter holds: the company and year's part ranked
+    ``which`` by size, all of them (None), or ("company") four filing-sized parts of the
+    company, its year's smallest and three other years'."""
+    if which == "company":
+        years = sorted({y for c, y in parts if c == company}, key=lambda y: y != year)
+        return [min(parts[company, y]) for y in years[:4]]
+    ranked = sorted(parts[company, year])
+    return ranked if which is None else [ranked[which]]
 
 
 def main() -> None:
@@ -45,7 +51,6 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     os.environ["FINRAG_HOME"] = str(args.home)
-    bench = _search_bench()
 
     from finrag.config import load_settings
     from finrag.db import open_store
@@ -61,11 +66,19 @@ def main() -> None:
     qvecs = embedder.embed([q for q, *_ in questions])
     texts = [text_query(analyze_question(q).search_text) for q, *_ in questions]
     cfg = settings.retrieve
-    report: dict = {"scopes": {}}
+    report: dict = {
+        "settings": {
+            "text_match_budget": cfg.text_match_budget,
+            "text_first_stage": cfg.text_first_stage,
+            "text_bounded_rows": cfg.text_bounded_rows,
+            "text_bounded_terms": cfg.text_bounded_terms,
+        },
+        "scopes": {},
+    }
     try:
         with store.connect() as conn:
             report["rows"] = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            parts: dict[tuple[str, int], list[tuple[int, int]]] = {}
+            parts: Parts = {}
             for doc_id, company, year, rows in conn.execute(
                 "SELECT d.id, c.name, d.fiscal_year, count(*) FROM documents d "
                 "JOIN companies c ON c.id = d.company_id JOIN chunks ch ON ch.document_id = d.id "
@@ -76,25 +89,12 @@ def main() -> None:
             depth = min(len(p) for p in parts.values())
             scopes: dict = {f"part {i + 1} by size": i for i in range(depth)}
             scopes |= {"all parts": None, "4 smallest parts of the company": "company"}
-            for name, index in scopes.items():
-
-                def scope(i: int, index=index) -> list[tuple[int, int]]:
-                    company, year = questions[i][1], questions[i][2]
-                    if index == "company":  # a company's year of 4 filings: its own and
-                        # 3 other years' smallest parts, each a filing's size
-                        years = sorted(
-                            {y for c, y in parts if c == company}, key=lambda y: y != year
-                        )
-                        return [min(parts[company, y]) for y in years[:4]]
-                    ranked = sorted(parts[company, year])
-                    return ranked if index is None else [ranked[index]]
-
+            for name, which in scopes.items():
                 samples, in_scope = [], []
-                for i in range(len(questions)):
-                    chosen = scope(i)
-                    docs = [d for _, d in chosen]
+                for i, (_, company, year, _) in enumerate(questions):
+                    chosen = scope(parts, company, year, which)
                     t0 = time.perf_counter()
-                    hybrid_search(conn, texts[i], qvecs[i], docs, cfg, k=10)
+                    hybrid_search(conn, texts[i], qvecs[i], [d for _, d in chosen], cfg, k=10)
                     elapsed = (time.perf_counter() - t0) * 1000
                     conn.rollback()
                     if i >= args.warmup:
